@@ -1,0 +1,17 @@
+"""Mapping between BoFire input features and the BARK engine's split space."""
+
+from bofire_bark.space.split_space import (
+    CATEGORICAL,
+    CONTINUOUS,
+    DISCRETE,
+    SplitSpace,
+    UnsupportedFeatureError,
+)
+
+__all__ = [
+    "CATEGORICAL",
+    "CONTINUOUS",
+    "DISCRETE",
+    "SplitSpace",
+    "UnsupportedFeatureError",
+]
