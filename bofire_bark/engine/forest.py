@@ -1,0 +1,212 @@
+"""Forests as flat struct-of-arrays, and the tree operations the sampler and prediction share.
+
+Layout of one forest of ``m`` trees with node capacity ``C`` (node 0 is each tree's root):
+
+- ``feat``   (m, C) int64: split feature of an internal node; ``LEAF`` (-1) for a leaf,
+  ``FREE`` (-2) for an unused slot.
+- ``thr``    (m, C) float64: threshold for continuous (the value) and discrete (the value's
+  index) features. A point goes left iff ``x[feat] <= thr``.
+- ``mask``   (m, C, W) uint64: for a categorical split, the bit set of category codes that go
+  left (W 64-bit words, so any number of categories is stored exactly).
+- ``left``, ``right``, ``parent`` (m, C) int64: node links, -1 where absent.
+- ``depth``  (m, C) int64: depth of the node (root 0).
+
+A sample of the posterior is a forest plus its noise variance; arrays of samples carry a
+leading sample axis. Split spaces come from ``bofire_bark.space`` as ``kinds``, ``lower``,
+``upper`` and ``n_values`` (continuous 0, discrete 1, categorical 2; discrete and categorical
+features are encoded as integer indices).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+LEAF = -1
+FREE = -2
+CONTINUOUS = 0
+DISCRETE = 1
+CATEGORICAL = 2
+
+
+def n_words(n_values: np.ndarray) -> int:
+    """Number of uint64 words needed for the widest categorical feature (at least 1)."""
+    widest = int(np.max(n_values)) if len(n_values) else 0
+    return max(1, (widest + 63) // 64)
+
+
+def empty_forest(m: int, capacity: int, w: int) -> dict[str, np.ndarray]:
+    """A forest of ``m`` single-leaf trees with room for ``capacity`` nodes per tree."""
+    feat = np.full((m, capacity), FREE, dtype=np.int64)
+    feat[:, 0] = LEAF
+    return {
+        "feat": feat,
+        "thr": np.zeros((m, capacity)),
+        "mask": np.zeros((m, capacity, w), dtype=np.uint64),
+        "left": np.full((m, capacity), -1, dtype=np.int64),
+        "right": np.full((m, capacity), -1, dtype=np.int64),
+        "parent": np.full((m, capacity), -1, dtype=np.int64),
+        "depth": np.zeros((m, capacity), dtype=np.int64),
+    }
+
+
+FOREST_KEYS = ("feat", "thr", "mask", "left", "right", "parent", "depth")
+
+
+def grow_capacity(forest: dict[str, np.ndarray], capacity: int) -> dict[str, np.ndarray]:
+    """Copy ``forest`` into arrays with a larger node capacity (new slots are FREE)."""
+    m, old = forest["feat"].shape
+    w = forest["mask"].shape[2]
+    new = empty_forest(m, capacity, w)
+    for key in FOREST_KEYS:
+        new[key][:, :old] = forest[key]
+    return new
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mask_has(mask_row, code):
+    """Whether category ``code`` is in the bit set ``mask_row`` (uint64[W])."""
+    return (mask_row[code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
+
+
+@njit(cache=True, nogil=True)
+def route(feat, thr, mask, left, right, kinds, t, x):
+    """Leaf node that point ``x`` (D,) reaches in tree ``t``."""
+    node = 0
+    while feat[t, node] >= 0:
+        j = feat[t, node]
+        if kinds[j] == CATEGORICAL:
+            go_left = mask_has(mask[t, node], np.int64(x[j]))
+        else:
+            go_left = x[j] <= thr[t, node]
+        node = left[t, node] if go_left else right[t, node]
+    return node
+
+
+@njit(cache=True, nogil=True)
+def route_all(feat, thr, mask, left, right, kinds, X, out):
+    """Leaf node of every row of ``X`` (N, D) in every tree: ``out`` (m, N) int64."""
+    m = feat.shape[0]
+    for t in range(m):
+        for n in range(X.shape[0]):
+            out[t, n] = route(feat, thr, mask, left, right, kinds, t, X[n])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def node_subspace(feat, thr, mask, left, parent, kinds, lower, upper, n_values, t, node, lo, hi,
+                  cats):
+    """The part of the domain that reaches ``node``: fills ``lo``, ``hi`` (D,) and ``cats`` (D, W).
+
+    Continuous: the interval (lo, hi]; discrete: the index range [lo, hi]; categorical:
+    the bit set of categories. Walks from the node up to the root, narrowing.
+    """
+    for j in range(kinds.shape[0]):
+        lo[j] = lower[j]
+        hi[j] = upper[j]
+        if kinds[j] == CATEGORICAL:
+            cats[j, :] = 0
+            for c in range(n_values[j]):
+                cats[j, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    child = node
+    p = parent[t, node]
+    while p >= 0:
+        j = feat[t, p]
+        is_left = left[t, p] == child
+        if kinds[j] == CATEGORICAL:
+            for w in range(cats.shape[1]):
+                if is_left:
+                    cats[j, w] &= mask[t, p, w]
+                else:
+                    cats[j, w] &= ~mask[t, p, w]
+        elif is_left:
+            hi[j] = min(hi[j], thr[t, p])
+        elif kinds[j] == DISCRETE:
+            lo[j] = max(lo[j], thr[t, p] + 1.0)
+        else:
+            lo[j] = max(lo[j], thr[t, p])
+        child = p
+        p = parent[t, p]
+
+
+@njit(cache=True, nogil=True)
+def popcount(words):
+    """Number of set bits in a uint64 array."""
+    total = 0
+    for w in range(words.shape[0]):
+        x = words[w]
+        while x != np.uint64(0):
+            x &= x - np.uint64(1)
+            total += 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def can_split(kind, lo, hi, cat_words):
+    """Whether a feature with this subspace still admits a non-trivial split."""
+    if kind == CATEGORICAL:
+        return popcount(cat_words) >= 2
+    return hi > lo
+
+
+@njit(cache=True, nogil=True)
+def n_splittable(kinds, lo, hi, cats):
+    """Number of features that can still split a node with this subspace."""
+    count = 0
+    for j in range(kinds.shape[0]):
+        if can_split(kinds[j], lo[j], hi[j], cats[j]):
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def count_leaves_and_twigs(feat, left, right, t):
+    """(w0, w1): leaves and singly-internal nodes (both children leaves) of tree ``t``."""
+    w0 = 0
+    w1 = 0
+    for node in range(feat.shape[1]):
+        f = feat[t, node]
+        if f == LEAF:
+            w0 += 1
+        elif f >= 0 and feat[t, left[t, node]] == LEAF and feat[t, right[t, node]] == LEAF:
+            w1 += 1
+    return w0, w1
+
+
+@njit(cache=True, nogil=True)
+def nth_node(feat, left, right, t, k, twig):
+    """The k-th leaf (``twig`` False) or k-th singly-internal node (``twig`` True) of tree t."""
+    seen = 0
+    for node in range(feat.shape[1]):
+        f = feat[t, node]
+        if twig:
+            hit = f >= 0 and feat[t, left[t, node]] == LEAF and feat[t, right[t, node]] == LEAF
+        else:
+            hit = f == LEAF
+        if hit:
+            if seen == k:
+                return node
+            seen += 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def free_pair(feat, t):
+    """Two free node slots of tree ``t`` as (a, b), or (-1, -1) when the tree is full."""
+    a = -1
+    for node in range(1, feat.shape[1]):
+        if feat[t, node] == FREE:
+            if a < 0:
+                a = node
+            else:
+                return a, node
+    return -1, -1
+
+
+@njit(cache=True, nogil=True)
+def n_free(feat, t):
+    count = 0
+    for node in range(feat.shape[1]):
+        if feat[t, node] == FREE:
+            count += 1
+    return count

@@ -1,0 +1,318 @@
+"""GP marginal likelihood of BARK, kept up to date by low-rank updates (paper section 4.3).
+
+Kernel on standardized outputs: ``K = Phi Phi^T / m + sigma^2 I``, ``Phi`` (N, P) the 0/1
+leaf indicators of all trees (sigma_0^2 = 1). Every tree proposal moves a set of points from
+one leaf column ``src`` to another ``dst``: ``Phi* = Phi + v e^T`` with ``v`` the signed
+indicator of the movers and ``e = e_dst - e_src``. Two exact forms follow:
+
+N-space (cheap when N is small): ``Phi* Phi*^T - Phi Phi^T = p q^T + q p^T`` with ``q = v``
+and ``p = Phi e + v`` (the non-moving points of the two leaves, signed). We keep ``K^-1`` and
+``alpha = K^-1 y``; a proposal costs O(N x points touched), an accepted one O(N^2).
+
+Leaf space (cheap when N exceeds the number of leaves P): by Woodbury,
+``K^-1 = sigma^-2 (I - Phi G^-1 Phi^T)`` with ``G = m sigma^2 I + Phi^T Phi`` (P, P), so
+``y^T K^-1 y = (y^T y - b^T G^-1 b) / sigma^2`` with ``b = Phi^T y`` and
+``log|K| = (N - P) log sigma^2 + log|G| - P log m``. A proposal changes ``G`` by the rank-2
+term ``U M U^T``, ``U = [c, e]``, ``c = Phi^T v``, ``M = [[0, 1], [1, v^T v]]``: O(P^2),
+independent of N. Empty leaf columns are harmless (they add log(m sigma^2) to log|G| and are
+counted in P), which is how grow appends and prune removes a column.
+
+Noise steps and periodic refreshes refactor from exact integer co-occurrence counts
+(``A = Phi Phi^T`` in N-space, ``C = Phi^T Phi`` in leaf space), which bounds drift.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _chol_quad_logdet(mat, rhs, work):
+    """Cholesky of ``mat``; returns (rhs^T mat^-1 rhs, log|mat|, L) or logdet=nan if not PD."""
+    n = mat.shape[0]
+    try:
+        L = np.linalg.cholesky(mat)
+    except Exception:  # noqa: BLE001 - numba raises a generic error for a non-PD matrix
+        return 0.0, np.nan, mat
+    logdet = 0.0
+    for i in range(n):
+        logdet += 2.0 * math.log(L[i, i])
+    # forward substitution L z = rhs; rhs^T mat^-1 rhs = |z|^2
+    quad = 0.0
+    for i in range(n):
+        s = rhs[i]
+        for k in range(i):
+            s -= L[i, k] * work[k]
+        work[i] = s / L[i, i]
+        quad += work[i] * work[i]
+    return quad, logdet, L
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _quad2(S, a0, a1):
+    return a0 * (S[0, 0] * a0 + S[0, 1] * a1) + a1 * (S[1, 0] * a0 + S[1, 1] * a1)
+
+
+# ----------------------------------------------------------------------------- N-space
+
+
+@njit(cache=True, nogil=True)
+def n_factor(A, y, m, sigma2, work):
+    """(y^T K^-1 y, log|K|) for K = A / m + sigma2 I, from scratch (O(N^3))."""
+    n = A.shape[0]
+    K = A / m
+    for i in range(n):
+        K[i, i] += sigma2
+    quad, logdet, _ = _chol_quad_logdet(K, y, work)
+    return quad, logdet
+
+
+@njit(cache=True, nogil=True)
+def n_refresh(A, y, m, sigma2, Kinv, alpha, scal):
+    """Recompute K^-1, alpha, and scal = [quad, logdet] from the exact counts A."""
+    n = A.shape[0]
+    K = A / m
+    for i in range(n):
+        K[i, i] += sigma2
+    quad, logdet, _ = _chol_quad_logdet(K, y, alpha)
+    Kinv[:, :] = np.linalg.inv(K)
+    # symmetrize: the rank-2 updates assume an exactly symmetric inverse
+    for i in range(n):
+        for k in range(i):
+            s = 0.5 * (Kinv[i, k] + Kinv[k, i])
+            Kinv[i, k] = s
+            Kinv[k, i] = s
+    for i in range(n):
+        s = 0.0
+        for k in range(n):
+            s += Kinv[i, k] * y[k]
+        alpha[i] = s
+    scal[0] = quad
+    scal[1] = logdet
+    return not np.isnan(logdet)
+
+
+@njit(cache=True, nogil=True)
+def n_eval(Kinv, alpha, scal, m, p_idx, p_val, n_p, q_idx, q_val, n_q, KW, Sinv, aW):
+    """Quad and logdet after adding (p q^T + q p^T) / m to K; keeps factors for ``n_apply``.
+
+    ``p`` and ``q`` are sparse: indices ``p_idx[:n_p]`` with values ``p_val[:n_p]``.
+    Returns (quad*, logdet*); logdet* is nan if the update is numerically not PD.
+    """
+    n = Kinv.shape[0]
+    for i in range(n):
+        KW[i, 0] = 0.0
+        KW[i, 1] = 0.0
+    for a in range(n_p):
+        row = Kinv[p_idx[a]]
+        v = p_val[a]
+        for i in range(n):
+            KW[i, 0] += v * row[i]
+    for a in range(n_q):
+        row = Kinv[q_idx[a]]
+        v = q_val[a]
+        for i in range(n):
+            KW[i, 1] += v * row[i]
+    h00 = 0.0
+    h01 = 0.0
+    a0 = 0.0
+    for a in range(n_p):
+        h00 += p_val[a] * KW[p_idx[a], 0]
+        h01 += p_val[a] * KW[p_idx[a], 1]
+        a0 += p_val[a] * alpha[p_idx[a]]
+    h11 = 0.0
+    a1 = 0.0
+    for a in range(n_q):
+        h11 += q_val[a] * KW[q_idx[a], 1]
+        a1 += q_val[a] * alpha[q_idx[a]]
+    inv_m = 1.0 / m
+    det = (1.0 + h01 * inv_m) ** 2 - h00 * h11 * inv_m * inv_m
+    if not det > 0.0:
+        return scal[0], np.nan
+    # S = D^-1 + H with D = [[0, 1], [1, 0]] / m
+    s00 = h00
+    s01 = h01 + m
+    s11 = h11
+    sdet = s00 * s11 - s01 * s01
+    Sinv[0, 0] = s11 / sdet
+    Sinv[1, 1] = s00 / sdet
+    Sinv[0, 1] = -s01 / sdet
+    Sinv[1, 0] = -s01 / sdet
+    aW[0] = a0
+    aW[1] = a1
+    quad = scal[0] - _quad2(Sinv, a0, a1)
+    return quad, scal[1] + math.log(det)
+
+
+@njit(cache=True, nogil=True)
+def n_apply(Kinv, alpha, KW, Sinv, aW):
+    """Accept the update prepared by ``n_eval``: K^-1 -= KW S^-1 KW^T (O(N^2))."""
+    n = Kinv.shape[0]
+    c0 = Sinv[0, 0] * aW[0] + Sinv[0, 1] * aW[1]
+    c1 = Sinv[1, 0] * aW[0] + Sinv[1, 1] * aW[1]
+    for i in range(n):
+        g0 = KW[i, 0] * Sinv[0, 0] + KW[i, 1] * Sinv[1, 0]
+        g1 = KW[i, 0] * Sinv[0, 1] + KW[i, 1] * Sinv[1, 1]
+        row = Kinv[i]
+        for k in range(n):
+            row[k] -= g0 * KW[k, 0] + g1 * KW[k, 1]
+        alpha[i] -= KW[i, 0] * c0 + KW[i, 1] * c1
+
+
+# -------------------------------------------------------------------------- leaf space
+
+
+@njit(cache=True, nogil=True)
+def leaf_quad_logdet(scal, n_pts, n_leaves, m):
+    """(y^T K^-1 y, log|K|) from leaf-space scalars scal = [b^T G^-1 b, log|G|, sigma2, y^T y]."""
+    sigma2 = scal[2]
+    quad = (scal[3] - scal[0]) / sigma2
+    logdet = (n_pts - n_leaves) * math.log(sigma2) + scal[1] - n_leaves * math.log(m)
+    return quad, logdet
+
+
+@njit(cache=True, nogil=True)
+def leaf_factor(C, b, P, m, sigma2, work):
+    """(b^T G^-1 b, log|G|) for G = C[:P, :P] + m sigma2 I, from scratch (O(P^3))."""
+    G = C[:P, :P].copy()
+    for i in range(P):
+        G[i, i] += m * sigma2
+    quadb, logdet, _ = _chol_quad_logdet(G, b[:P], work)
+    return quadb, logdet
+
+
+@njit(cache=True, nogil=True)
+def leaf_refresh(C, b, P, m, sigma2, Ginv, beta, scal):
+    """Recompute G^-1, beta = G^-1 b and scal[0:3] from the exact counts C."""
+    G = C[:P, :P].copy()
+    for i in range(P):
+        G[i, i] += m * sigma2
+    quadb, logdet, _ = _chol_quad_logdet(G, b[:P], beta)
+    inv = np.linalg.inv(G)
+    for i in range(P):
+        for k in range(P):
+            Ginv[i, k] = 0.5 * (inv[i, k] + inv[k, i])
+    for i in range(P):
+        s = 0.0
+        for k in range(P):
+            s += Ginv[i, k] * b[k]
+        beta[i] = s
+    scal[0] = quadb
+    scal[1] = logdet
+    scal[2] = sigma2
+    return not np.isnan(logdet)
+
+
+@njit(cache=True, nogil=True)
+def leaf_append(Ginv, C, b, beta, P, m, scal):
+    """Add an empty leaf column at index P (the caller increments P)."""
+    for i in range(P + 1):
+        Ginv[P, i] = 0.0
+        Ginv[i, P] = 0.0
+        C[P, i] = 0.0
+        C[i, P] = 0.0
+    Ginv[P, P] = 1.0 / (m * scal[2])
+    b[P] = 0.0
+    beta[P] = 0.0
+    scal[1] += math.log(m * scal[2])
+
+
+@njit(cache=True, nogil=True)
+def leaf_drop_last(P, m, scal):
+    """Undo ``leaf_append`` (column P - 1 is empty): only log|G| changes."""
+    scal[1] -= math.log(m * scal[2])
+
+
+@njit(cache=True, nogil=True)
+def leaf_eval(Ginv, beta, scal, P, c, nv, ys, src, dst, U, Sinv, rW):
+    """b^T G*^-1 b* and log|G*| after moving points from column ``src`` to ``dst``.
+
+    ``c`` (P,) = Phi^T v, ``nv`` = v^T v, ``ys`` = v^T y. Fills U = [G^-1 c, G^-1 e] (P, 2),
+    S^-1 and r = U^T b* for ``leaf_apply``. Returns (quadb*, logdetG*) (nan if not PD).
+    """
+    h00 = 0.0
+    h01 = 0.0
+    cb = 0.0
+    for i in range(P):
+        row = Ginv[i]
+        s = 0.0
+        for k in range(P):
+            s += row[k] * c[k]
+        U[i, 0] = s
+        U[i, 1] = row[dst] - row[src]
+        h00 += c[i] * s
+        h01 += c[i] * U[i, 1]
+        cb += c[i] * beta[i]
+    h11 = U[dst, 1] - U[src, 1]
+    # det(I + M H) with M = [[0, 1], [1, nv]], H symmetric
+    det = (1.0 + h01) * (1.0 + h01 + nv * h11) - h11 * (h00 + nv * h01)
+    if not det > 0.0:
+        return scal[0], np.nan
+    # S = M^-1 + H, M^-1 = [[-nv, 1], [1, 0]]
+    s00 = h00 - nv
+    s01 = h01 + 1.0
+    s11 = h11
+    sdet = s00 * s11 - s01 * s01
+    Sinv[0, 0] = s11 / sdet
+    Sinv[1, 1] = s00 / sdet
+    Sinv[0, 1] = -s01 / sdet
+    Sinv[1, 0] = -s01 / sdet
+    eb = beta[dst] - beta[src]
+    r0 = cb + ys * h01
+    r1 = eb + ys * h11
+    rW[0] = r0
+    rW[1] = r1
+    rW[2] = ys
+    bgb = scal[0] + 2.0 * ys * eb + ys * ys * h11
+    quadb = bgb - _quad2(Sinv, r0, r1)
+    return quadb, scal[1] + math.log(det)
+
+
+@njit(cache=True, nogil=True)
+def leaf_apply(Ginv, C, b, beta, P, c, nv, src, dst, U, Sinv, rW):
+    """Accept the move prepared by ``leaf_eval``: update G^-1, beta, b and the counts C."""
+    r0 = rW[0]
+    r1 = rW[1]
+    ys = rW[2]
+    t0 = Sinv[0, 0] * r0 + Sinv[0, 1] * r1
+    t1 = Sinv[1, 0] * r0 + Sinv[1, 1] * r1
+    for i in range(P):
+        g0 = U[i, 0] * Sinv[0, 0] + U[i, 1] * Sinv[1, 0]
+        g1 = U[i, 0] * Sinv[0, 1] + U[i, 1] * Sinv[1, 1]
+        row = Ginv[i]
+        for k in range(P):
+            row[k] -= g0 * U[k, 0] + g1 * U[k, 1]
+        beta[i] += ys * U[i, 1] - (U[i, 0] * t0 + U[i, 1] * t1)
+    b[dst] += ys
+    b[src] -= ys
+    for i in range(P):
+        C[i, dst] += c[i]
+        C[i, src] -= c[i]
+    for k in range(P):
+        C[dst, k] += c[k]
+        C[src, k] -= c[k]
+    C[dst, dst] += nv
+    C[src, src] += nv
+    C[dst, src] -= nv
+    C[src, dst] -= nv
+
+
+@njit(cache=True, nogil=True)
+def leaf_swap_remove(Ginv, C, b, beta, P, col, m, scal):
+    """Remove empty column ``col`` by moving column P - 1 into its place (caller: P -= 1)."""
+    last = P - 1
+    if col != last:
+        for i in range(P):
+            Ginv[col, i] = Ginv[last, i]
+            C[col, i] = C[last, i]
+        for i in range(P):
+            Ginv[i, col] = Ginv[i, last]
+            C[i, col] = C[i, last]
+        Ginv[col, col] = Ginv[last, last]
+        C[col, col] = C[last, last]
+        b[col] = b[last]
+        beta[col] = beta[last]
+    scal[1] -= math.log(m * scal[2])

@@ -1,0 +1,361 @@
+"""MCMC over BARK's posterior: chains of sweeps (one proposal per tree, then a noise step).
+
+The numba kernel ``run_sweeps`` advances one chain; the Python ``Chain`` owns its arrays,
+grows them when a tree or the leaf count outgrows the storage, and can be continued with new
+data (warm start). ``run_chains`` runs several chains in threads (the kernels release the
+GIL) and collects thinned samples.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from bofire_bark.engine.forest import (
+    FOREST_KEYS,
+    LEAF,
+    empty_forest,
+    grow_capacity,
+    n_free,
+    n_words,
+    route_all,
+)
+from bofire_bark.engine.priors import noise_prior_scale
+from bofire_bark.engine.proposals import (
+    FLAT,
+    LEAFSPACE,
+    NSPACE,
+    noise_step,
+    refresh,
+    tree_step,
+)
+
+MODES = {"flat": FLAT, "n": NSPACE, "leaf": LEAFSPACE}
+
+
+@dataclass(frozen=True)
+class MCMCSettings:
+    """Sampler settings; defaults are the paper's (m=50, alpha=0.95, beta=2, nu=3, q=0.9)."""
+
+    n_trees: int = 50
+    alpha: float = 0.95
+    beta: float = 2.0
+    noise_nu: float = 3.0
+    noise_q: float = 0.9
+    noise_step: float = 0.5
+    refresh_every: int = 200
+    likelihood: str = "auto"
+
+
+@njit(cache=True, nogil=True)
+def leaf_of_all(feat, thr, mask, left, right, kinds, X):
+    out = np.empty((feat.shape[0], X.shape[0]), dtype=np.int64)
+    return route_all(feat, thr, mask, left, right, kinds, X, out)
+
+
+@njit(cache=True, nogil=True)
+def shared_leaf_counts(leaf_of):
+    """A[i, k] = number of trees in which points i and k share a leaf (N, N)."""
+    m, n = leaf_of.shape
+    A = np.zeros((n, n))
+    for t in range(m):
+        row = leaf_of[t]
+        for i in range(n):
+            li = row[i]
+            A[i, i] += 1.0
+            for k in range(i):
+                if row[k] == li:
+                    A[i, k] += 1.0
+                    A[k, i] += 1.0
+    return A
+
+
+@njit(cache=True, nogil=True)
+def assign_columns(feat, lcol, owner):
+    """Number the leaves of all trees 0..P-1 into lcol (m, C) and owner (Pcap, 2); returns P."""
+    m, cap = feat.shape
+    P = 0
+    for t in range(m):
+        for k in range(cap):
+            if feat[t, k] == LEAF:
+                lcol[t, k] = P
+                owner[P, 0] = t
+                owner[P, 1] = k
+                P += 1
+            else:
+                lcol[t, k] = -1
+    return P
+
+
+@njit(cache=True, nogil=True)
+def leaf_counts(leaf_of, lcol, y, P, C, b):
+    """C[:P, :P] = Phi^T Phi (co-occurrence counts) and b[:P] = Phi^T y."""
+    m, n = leaf_of.shape
+    C[:P, :P] = 0.0
+    b[:P] = 0.0
+    cols = np.empty(m, dtype=np.int64)
+    for i in range(n):
+        for t in range(m):
+            cols[t] = lcol[t, leaf_of[t, i]]
+        for t in range(m):
+            ci = cols[t]
+            b[ci] += y[i]
+            for s in range(m):
+                C[ci, cols[s]] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def run_sweeps(
+    n_sweeps, state, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
+    feat, thr, mask, left, right, parent, depth, leaf_of,
+    mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox,
+    sigma_box, shape, scale, step, refresh_every, counters, stats,
+):
+    """Run up to ``n_sweeps`` sweeps; returns how many ran (fewer if storage must grow)."""
+    m, cap = feat.shape
+    n_pts = y.shape[0]
+    d = kinds.shape[0]
+    w = mask.shape[2]
+    lo = np.empty(d)
+    hi = np.empty(d)
+    cats = np.zeros((d, w), dtype=np.uint64)
+    lo2 = np.empty(d)
+    hi2 = np.empty(d)
+    cats2 = np.zeros((d, w), dtype=np.uint64)
+    rule_mask = np.zeros(w, dtype=np.uint64)
+    mv_idx = np.empty(max(n_pts, 1), dtype=np.int64)
+    mv_sgn = np.empty(max(n_pts, 1))
+    p_idx = np.empty(max(n_pts, 1), dtype=np.int64)
+    p_val = np.zeros(max(n_pts, 1))
+    KW = np.empty((n_pts if mode == NSPACE else 1, 2))
+    Sinv = np.empty((2, 2))
+    aW = np.empty(3)
+    pcap = Ginv.shape[0]
+    cvec = np.empty(pcap)
+    U = np.empty((pcap, 2))
+    work = np.empty(max(n_pts, pcap, 1))
+    for sweep in range(n_sweeps):
+        # each tree grows at most once per sweep: stop early if storage might not suffice
+        for t in range(m):
+            if n_free(feat, t) < 2:
+                return sweep
+        if mode == LEAFSPACE and Pbox[0] + m > pcap:
+            return sweep
+        for t in range(m):
+            counters[0] += tree_step(
+                state, t, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
+                feat, thr, mask, left, right, parent, depth, leaf_of,
+                mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox,
+                lo, hi, cats, rule_mask, lo2, hi2, cats2, mv_idx, mv_sgn, p_idx, p_val,
+                KW, Sinv, aW, cvec, U, aW, stats)
+        if step <= 0.0:  # noise held fixed (tests of the tree moves alone)
+            continue
+        accepted = noise_step(state, y, m, mode, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv,
+                              beta, lscal, sigma_box, shape, scale, step, work, stats)
+        if accepted:
+            counters[0] = 0
+        elif counters[0] >= refresh_every:
+            refresh(mode, y, m, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal,
+                    sigma_box[0])
+            counters[0] = 0
+    return n_sweeps
+
+
+def choose_mode(likelihood: str, n_points: int, n_trees: int) -> int:
+    """N-space below about the expected number of leaves (~3 per tree), leaf space above."""
+    if likelihood == "auto":
+        return NSPACE if n_points <= 3 * n_trees else LEAFSPACE
+    return MODES[likelihood]
+
+
+class Chain:
+    """One MCMC chain: a forest, its noise variance, its generator state and likelihood state.
+
+    Args:
+        space: (kinds, lower, upper, n_values) arrays of the split space.
+        settings: sampler settings.
+        rng_state: uint64[4] generator state (copied).
+        capacity: initial node capacity per tree (grown on demand).
+    """
+
+    def __init__(self, space, settings: MCMCSettings, rng_state: np.ndarray, capacity: int = 32):
+        self.kinds, self.lower, self.upper, self.n_values = (np.ascontiguousarray(a)
+                                                             for a in space)
+        self.settings = settings
+        self.state = np.array(rng_state, dtype=np.uint64, copy=True)
+        self.forest = empty_forest(settings.n_trees, capacity, n_words(self.n_values))
+        self.sigma2 = np.array([1.0])
+        self.noise_shape = settings.noise_nu / 2.0
+        self.noise_scale = noise_prior_scale(settings.noise_nu, settings.noise_q)
+        self.stats = np.zeros((4, 2), dtype=np.int64)
+        self.X = None
+
+    # ------------------------------------------------------------------ data and state
+    def set_data(self, X: np.ndarray, y: np.ndarray, mode: int | None = None) -> None:
+        """Attach (standardized) data and rebuild the likelihood state for the current forest."""
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        m = self.settings.n_trees
+        self.mode = choose_mode(self.settings.likelihood, len(self.y), m) if mode is None else mode
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        f = self.forest
+        m, cap = f["feat"].shape
+        n = len(self.y)
+        self.leaf_of = leaf_of_all(f["feat"], f["thr"], f["mask"], f["left"], f["right"],
+                                   self.kinds, self.X)
+        self.counters = np.zeros(1, dtype=np.int64)
+        self.nscal = np.zeros(2)
+        self.lscal = np.zeros(4)
+        self.Pbox = np.zeros(1, dtype=np.int64)
+        if self.mode == NSPACE:
+            self.A = shared_leaf_counts(self.leaf_of)
+            self.Kinv = np.empty((n, n))
+            self.alpha = np.empty(n)
+        else:
+            self.A = np.zeros((1, 1))
+            self.Kinv = np.zeros((1, 1))
+            self.alpha = np.zeros(1)
+        pcap = max(64, 4 * m) if self.mode == LEAFSPACE else 1
+        self.lcol = np.full((m, cap), -1, dtype=np.int64)
+        self.owner = np.zeros((max(pcap, m * cap) if self.mode == LEAFSPACE else 1, 2),
+                              dtype=np.int64)
+        if self.mode == LEAFSPACE:
+            P = assign_columns(f["feat"], self.lcol, self.owner)
+            pcap = max(pcap, 2 * P + m)
+            self.owner = np.zeros((pcap, 2), dtype=np.int64)
+            P = assign_columns(f["feat"], self.lcol, self.owner)
+            self.Pbox[0] = P
+            self.Cmat = np.zeros((pcap, pcap))
+            self.b = np.zeros(pcap)
+            self.beta = np.zeros(pcap)
+            self.Ginv = np.zeros((pcap, pcap))
+            leaf_counts(self.leaf_of, self.lcol, self.y, P, self.Cmat, self.b)
+            self.lscal[3] = float(self.y @ self.y)
+        else:
+            self.Cmat = np.zeros((1, 1))
+            self.b = np.zeros(1)
+            self.beta = np.zeros(1)
+            self.Ginv = np.zeros((1, 1))
+        self.refresh()
+
+    def refresh(self) -> None:
+        refresh(self.mode, self.y, float(self.settings.n_trees), self.A, self.Kinv, self.alpha,
+                self.nscal, self.Cmat, self.b, self.Pbox, self.Ginv, self.beta, self.lscal,
+                self.sigma2[0])
+
+    def _grow_storage(self) -> None:
+        f = self.forest
+        cap = f["feat"].shape[1]
+        if any(n_free(f["feat"], t) < 2 for t in range(f["feat"].shape[0])):
+            self.forest = grow_capacity(f, 2 * cap)
+            lcol = np.full((f["feat"].shape[0], 2 * cap), -1, dtype=np.int64)
+            lcol[:, :cap] = self.lcol
+            self.lcol = lcol
+        if self.mode == LEAFSPACE:
+            pcap = self.Ginv.shape[0]
+            if self.Pbox[0] + self.settings.n_trees > pcap:
+                new = 2 * pcap
+                for name in ("Cmat", "Ginv"):
+                    big = np.zeros((new, new))
+                    big[:pcap, :pcap] = getattr(self, name)
+                    setattr(self, name, big)
+                for name in ("b", "beta"):
+                    big = np.zeros(new)
+                    big[:pcap] = getattr(self, name)
+                    setattr(self, name, big)
+                owner = np.zeros((new, 2), dtype=np.int64)
+                owner[:pcap] = self.owner
+                self.owner = owner
+
+    # ------------------------------------------------------------------------ sampling
+    def run(self, n_sweeps: int) -> None:
+        """Advance the chain by ``n_sweeps`` sweeps (growing storage as needed)."""
+        if self.X is None:
+            raise RuntimeError("Chain.run needs data: call set_data first")
+        s = self.settings
+        done = 0
+        while done < n_sweeps:
+            f = self.forest
+            k = run_sweeps(
+                n_sweeps - done, self.state, self.X, self.y, self.kinds, self.lower,
+                self.upper, self.n_values, s.alpha, s.beta,
+                f["feat"], f["thr"], f["mask"], f["left"], f["right"], f["parent"],
+                f["depth"], self.leaf_of, self.mode, self.Kinv, self.alpha, self.A,
+                self.nscal, self.Ginv, self.Cmat, self.b, self.beta, self.lscal, self.lcol,
+                self.owner, self.Pbox, self.sigma2, self.noise_shape, self.noise_scale,
+                s.noise_step, s.refresh_every, self.counters, self.stats)
+            done += k
+            if done < n_sweeps:
+                self._grow_storage()
+
+    def loglik(self) -> tuple[float, float]:
+        """Current (y^T K^-1 y, log|K|) as the low-rank state holds it."""
+        from bofire_bark.engine.likelihood import leaf_quad_logdet
+
+        if self.mode == NSPACE:
+            return float(self.nscal[0]), float(self.nscal[1])
+        if self.mode == LEAFSPACE:
+            q, ld = leaf_quad_logdet(self.lscal, len(self.y), int(self.Pbox[0]),
+                                     float(self.settings.n_trees))
+            return float(q), float(ld)
+        return 0.0, 0.0
+
+    def snapshot(self) -> tuple[dict[str, np.ndarray], float]:
+        """A copy of the current forest and noise variance (one posterior sample)."""
+        return {k: v.copy() for k, v in self.forest.items()}, float(self.sigma2[0])
+
+
+def stack_samples(samples: list[tuple[dict[str, np.ndarray], float]]) -> dict[str, np.ndarray]:
+    """Stack forests of possibly different node capacities into arrays with a sample axis."""
+    cap = max(f["feat"].shape[1] for f, _ in samples)
+    forests = [grow_capacity(f, cap) if f["feat"].shape[1] < cap else f for f, _ in samples]
+    out = {k: np.stack([f[k] for f in forests]) for k in FOREST_KEYS}
+    out["sigma2"] = np.array([s for _, s in samples])
+    return out
+
+
+def run_chains(chains: list[Chain], burn_in: int, n_samples: int, thinning: int,
+               n_jobs: int | None = None) -> dict[str, np.ndarray]:
+    """Burn in each chain, then keep ``n_samples`` samples ``thinning`` sweeps apart.
+
+    Chains run in threads; each is deterministic given its own generator state, so the result
+    does not depend on scheduling. Samples are ordered chain by chain.
+    """
+
+    def one(chain: Chain):
+        chain.run(burn_in)
+        kept = []
+        for _ in range(n_samples):
+            chain.run(thinning)
+            kept.append(chain.snapshot())
+        return kept
+
+    workers = n_jobs or min(len(chains), max(1, _cpu_count()))
+    if workers == 1:
+        per_chain = [one(c) for c in chains]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            per_chain = list(pool.map(one, chains))
+    return stack_samples([s for kept in per_chain for s in kept])
+
+
+def _cpu_count() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def log_split_prob_table(alpha: float, beta: float, max_depth: int = 64) -> np.ndarray:
+    return np.array([alpha * (1.0 + d) ** -beta for d in range(max_depth)])
+
+
+__all__ = ["Chain", "MCMCSettings", "run_chains", "stack_samples", "math"]
