@@ -119,7 +119,8 @@ def sample_prior_forest(state, feat, thr, mask, left, right, parent, depth, kind
                 n_used += 2
                 feat[t, k] = j
                 thr[t, k] = th
-                mask[t, k, :] = rule_mask if kinds[j] == CATEGORICAL else 0
+                for w in range(mask.shape[2]):
+                    mask[t, k, w] = rule_mask[w] if kinds[j] == CATEGORICAL else np.uint64(0)
                 left[t, k] = a
                 right[t, k] = b
                 for c in (a, b):

@@ -1,0 +1,151 @@
+"""The engine's entry points: fit BARK's posterior, draw from its prior, predict.
+
+Outputs are standardized inside (mean 0, variance 1, sigma_0^2 = 1 as in the paper) and all
+predictions are returned in the user's units: the noise variance is scaled like the latent
+variance, by the output's variance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bofire_bark.engine.forest import empty_forest, grow_capacity, n_words
+from bofire_bark.engine.predict import predict_samples
+from bofire_bark.engine.priors import noise_prior_scale, sample_prior_forest
+from bofire_bark.engine.rng import seed_states
+from bofire_bark.engine.sampler import Chain, MCMCSettings, run_chains, stack_samples
+
+
+@dataclass
+class Posterior:
+    """Posterior samples of BARK and the data they were fitted to.
+
+    Attributes:
+        samples: forest arrays with a leading sample axis (S, m, C[, W]) and ``sigma2`` (S,),
+            the noise variance in standardized units.
+        kinds, lower, upper, n_values: the split space, (D,) each.
+        X: (N, D) encoded training inputs. y: (N,) standardized outputs.
+        y_mean, y_std: the standardization (y_user = y_mean + y_std * y).
+    """
+
+    samples: dict[str, np.ndarray]
+    kinds: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    n_values: np.ndarray
+    X: np.ndarray
+    y: np.ndarray
+    y_mean: float
+    y_std: float
+    chains: list[Chain] = field(default_factory=list, repr=False)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.samples["sigma2"])
+
+    def predict_each(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-sample mean and latent variance (S, n), standardized units."""
+        return predict_samples(self.samples, self.kinds, self.X, self.y, Xnew)
+
+    def predict(self, Xnew: np.ndarray) -> dict[str, np.ndarray]:
+        """Mixture prediction over samples in the user's units.
+
+        Returns a dict of (n,) arrays: ``mean``, ``var_latent`` (of f) and ``var`` (of a new
+        observation, noise included), plus (S, n) ``sample_mean`` and ``sample_var``.
+        """
+        means, lat = self.predict_each(Xnew)
+        noise = self.samples["sigma2"][:, None]
+        mean = means.mean(axis=0)
+        spread = (means**2).mean(axis=0) - mean**2
+        scale2 = self.y_std**2
+        return {
+            "mean": self.y_mean + self.y_std * mean,
+            "var_latent": scale2 * (lat.mean(axis=0) + spread),
+            "var": scale2 * ((lat + noise).mean(axis=0) + spread),
+            "sample_mean": self.y_mean + self.y_std * means,
+            "sample_var": scale2 * lat,
+        }
+
+
+def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(y - mean) / std with std 1 when y has fewer than two distinct values."""
+    y = np.asarray(y, dtype=np.float64)
+    mean = float(y.mean()) if len(y) else 0.0
+    std = float(y.std()) if len(y) > 1 else 0.0
+    if not std > 0.0:
+        std = 1.0
+    return (y - mean) / std, mean, std
+
+
+def fit_posterior(
+    X: np.ndarray,
+    y: np.ndarray,
+    space: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    settings: MCMCSettings | None = None,
+    n_chains: int = 4,
+    n_samples: int = 4,
+    thinning: int = 100,
+    burn_in: int = 1000,
+    seed: int | None = None,
+    chains: list[Chain] | None = None,
+    n_jobs: int | None = None,
+) -> Posterior:
+    """Sample BARK's posterior given encoded inputs ``X`` (N, D) and outputs ``y`` (N,).
+
+    Pass ``chains`` from an earlier posterior to continue them with the new data (warm start,
+    as BO does between iterations); ``burn_in`` then applies to the continued chains.
+    """
+    settings = settings or MCMCSettings()
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    ys, y_mean, y_std = standardize(y)
+    if chains is None:
+        chains = [Chain(space, settings, st) for st in seed_states(seed, n_chains)]
+    for chain in chains:
+        chain.set_data(X, ys)
+    samples = run_chains(chains, burn_in, n_samples, thinning, n_jobs=n_jobs)
+    kinds, lower, upper, n_values = space
+    return Posterior(samples, kinds, lower, upper, n_values, X, ys, y_mean, y_std, chains)
+
+
+def sample_prior(
+    X: np.ndarray,
+    y: np.ndarray,
+    space: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    settings: MCMCSettings | None = None,
+    n_samples: int = 16,
+    seed: int | None = None,
+) -> Posterior:
+    """Forests and noise drawn from the prior, no MCMC (the paper's BARKPrior ablation)."""
+    settings = settings or MCMCSettings()
+    kinds, lower, upper, n_values = (np.ascontiguousarray(a) for a in space)
+    d = len(kinds)
+    w = n_words(n_values)
+    state = seed_states(seed, 1)[0]
+    shape = settings.noise_nu / 2.0
+    scale = noise_prior_scale(settings.noise_nu, settings.noise_q)
+    gen = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+    drawn = []
+    for _ in range(n_samples):
+        cap = 32
+        while True:
+            f = empty_forest(settings.n_trees, cap, w)
+            saved = state.copy()
+            status = sample_prior_forest(
+                state, f["feat"], f["thr"], f["mask"], f["left"], f["right"], f["parent"],
+                f["depth"], kinds, lower, upper, n_values, settings.alpha, settings.beta,
+                np.empty(d), np.empty(d), np.zeros((d, w), dtype=np.uint64),
+                np.zeros(w, dtype=np.uint64))
+            if status == 0:
+                break
+            state[:] = saved  # redo the same draw with room to spare
+            cap *= 2
+        sigma2 = scale / gen.gamma(shape)
+        drawn.append((f, sigma2))
+    ys, y_mean, y_std = standardize(y)
+    return Posterior(stack_samples(drawn), kinds, lower, upper, n_values,
+                     np.ascontiguousarray(X, dtype=np.float64), ys, y_mean, y_std)
+
+
+__all__ = ["Posterior", "fit_posterior", "sample_prior", "standardize", "grow_capacity"]
