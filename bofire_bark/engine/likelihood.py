@@ -28,6 +28,9 @@ import math
 import numpy as np
 from numba import njit
 
+# Reassociation lets LLVM vectorize the O(N^2) / O(P^2) loops; no "nnan" so NaN checks hold.
+_FAST = {"reassoc", "contract", "arcp", "nsz"}
+
 
 @njit(cache=True, nogil=True)
 def _chol_quad_logdet(mat, rhs, work):
@@ -95,7 +98,7 @@ def n_refresh(A, y, m, sigma2, Kinv, alpha, scal):
     return not np.isnan(logdet)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def n_eval(Kinv, alpha, scal, m, p_idx, p_val, n_p, q_idx, q_val, n_q, KW, Sinv, aW):
     """Quad and logdet after adding (p q^T + q p^T) / m to K; keeps factors for ``n_apply``.
 
@@ -104,29 +107,29 @@ def n_eval(Kinv, alpha, scal, m, p_idx, p_val, n_p, q_idx, q_val, n_q, KW, Sinv,
     """
     n = Kinv.shape[0]
     for i in range(n):
-        KW[i, 0] = 0.0
-        KW[i, 1] = 0.0
+        KW[0, i] = 0.0
+        KW[1, i] = 0.0
     for a in range(n_p):
         row = Kinv[p_idx[a]]
         v = p_val[a]
         for i in range(n):
-            KW[i, 0] += v * row[i]
+            KW[0, i] += v * row[i]
     for a in range(n_q):
         row = Kinv[q_idx[a]]
         v = q_val[a]
         for i in range(n):
-            KW[i, 1] += v * row[i]
+            KW[1, i] += v * row[i]
     h00 = 0.0
     h01 = 0.0
     a0 = 0.0
     for a in range(n_p):
-        h00 += p_val[a] * KW[p_idx[a], 0]
-        h01 += p_val[a] * KW[p_idx[a], 1]
+        h00 += p_val[a] * KW[0, p_idx[a]]
+        h01 += p_val[a] * KW[1, p_idx[a]]
         a0 += p_val[a] * alpha[p_idx[a]]
     h11 = 0.0
     a1 = 0.0
     for a in range(n_q):
-        h11 += q_val[a] * KW[q_idx[a], 1]
+        h11 += q_val[a] * KW[1, q_idx[a]]
         a1 += q_val[a] * alpha[q_idx[a]]
     inv_m = 1.0 / m
     det = (1.0 + h01 * inv_m) ** 2 - h00 * h11 * inv_m * inv_m
@@ -147,19 +150,19 @@ def n_eval(Kinv, alpha, scal, m, p_idx, p_val, n_p, q_idx, q_val, n_q, KW, Sinv,
     return quad, scal[1] + math.log(det)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def n_apply(Kinv, alpha, KW, Sinv, aW):
     """Accept the update prepared by ``n_eval``: K^-1 -= KW S^-1 KW^T (O(N^2))."""
     n = Kinv.shape[0]
     c0 = Sinv[0, 0] * aW[0] + Sinv[0, 1] * aW[1]
     c1 = Sinv[1, 0] * aW[0] + Sinv[1, 1] * aW[1]
     for i in range(n):
-        g0 = KW[i, 0] * Sinv[0, 0] + KW[i, 1] * Sinv[1, 0]
-        g1 = KW[i, 0] * Sinv[0, 1] + KW[i, 1] * Sinv[1, 1]
+        g0 = KW[0, i] * Sinv[0, 0] + KW[1, i] * Sinv[1, 0]
+        g1 = KW[0, i] * Sinv[0, 1] + KW[1, i] * Sinv[1, 1]
         row = Kinv[i]
         for k in range(n):
-            row[k] -= g0 * KW[k, 0] + g1 * KW[k, 1]
-        alpha[i] -= KW[i, 0] * c0 + KW[i, 1] * c1
+            row[k] -= g0 * KW[0, k] + g1 * KW[1, k]
+        alpha[i] -= KW[0, i] * c0 + KW[1, i] * c1
 
 
 # -------------------------------------------------------------------------- leaf space
@@ -226,11 +229,11 @@ def leaf_drop_last(P, m, scal):
     scal[1] -= math.log(m * scal[2])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def leaf_eval(Ginv, beta, scal, P, c, nv, ys, src, dst, U, Sinv, rW):
     """b^T G*^-1 b* and log|G*| after moving points from column ``src`` to ``dst``.
 
-    ``c`` (P,) = Phi^T v, ``nv`` = v^T v, ``ys`` = v^T y. Fills U = [G^-1 c, G^-1 e] (P, 2),
+    ``c`` (P,) = Phi^T v, ``nv`` = v^T v, ``ys`` = v^T y. Fills U = [G^-1 c, G^-1 e] as rows (2, P),
     S^-1 and r = U^T b* for ``leaf_apply``. Returns (quadb*, logdetG*) (nan if not PD).
     """
     h00 = 0.0
@@ -241,12 +244,12 @@ def leaf_eval(Ginv, beta, scal, P, c, nv, ys, src, dst, U, Sinv, rW):
         s = 0.0
         for k in range(P):
             s += row[k] * c[k]
-        U[i, 0] = s
-        U[i, 1] = row[dst] - row[src]
+        U[0, i] = s
+        U[1, i] = row[dst] - row[src]
         h00 += c[i] * s
-        h01 += c[i] * U[i, 1]
+        h01 += c[i] * U[1, i]
         cb += c[i] * beta[i]
-    h11 = U[dst, 1] - U[src, 1]
+    h11 = U[1, dst] - U[1, src]
     # det(I + M H) with M = [[0, 1], [1, nv]], H symmetric
     det = (1.0 + h01) * (1.0 + h01 + nv * h11) - h11 * (h00 + nv * h01)
     if not det > 0.0:
@@ -271,7 +274,7 @@ def leaf_eval(Ginv, beta, scal, P, c, nv, ys, src, dst, U, Sinv, rW):
     return quadb, scal[1] + math.log(det)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def leaf_apply(Ginv, C, b, beta, P, c, nv, src, dst, U, Sinv, rW):
     """Accept the move prepared by ``leaf_eval``: update G^-1, beta, b and the counts C."""
     r0 = rW[0]
@@ -280,12 +283,12 @@ def leaf_apply(Ginv, C, b, beta, P, c, nv, src, dst, U, Sinv, rW):
     t0 = Sinv[0, 0] * r0 + Sinv[0, 1] * r1
     t1 = Sinv[1, 0] * r0 + Sinv[1, 1] * r1
     for i in range(P):
-        g0 = U[i, 0] * Sinv[0, 0] + U[i, 1] * Sinv[1, 0]
-        g1 = U[i, 0] * Sinv[0, 1] + U[i, 1] * Sinv[1, 1]
+        g0 = U[0, i] * Sinv[0, 0] + U[1, i] * Sinv[1, 0]
+        g1 = U[0, i] * Sinv[0, 1] + U[1, i] * Sinv[1, 1]
         row = Ginv[i]
         for k in range(P):
-            row[k] -= g0 * U[k, 0] + g1 * U[k, 1]
-        beta[i] += ys * U[i, 1] - (U[i, 0] * t0 + U[i, 1] * t1)
+            row[k] -= g0 * U[0, k] + g1 * U[1, k]
+        beta[i] += ys * U[1, i] - (U[0, i] * t0 + U[1, i] * t1)
     b[dst] += ys
     b[src] -= ys
     for i in range(P):

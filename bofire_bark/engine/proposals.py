@@ -217,9 +217,18 @@ def tree_step(
                  + log_leaf_factor(alpha_p, beta_p, d + 1, s_l)
                  + log_leaf_factor(alpha_p, beta_p, d + 1, s_r)
                  - log_leaf_factor(alpha_p, beta_p, d, True))
+        # The smaller side moves to the new leaf column (cost scales with the movers).
+        n_eta = 0
+        n_right = 0
+        for n in range(n_pts):
+            if leaf_of[t, n] == eta:
+                n_eta += 1
+                if not _goes_left(kinds, X[n], j, th, rule_mask):
+                    n_right += 1
+        move_right = 2 * n_right <= n_eta
         n_mv = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == eta and not _goes_left(kinds, X[n], j, th, rule_mask):
+            if leaf_of[t, n] == eta and _goes_left(kinds, X[n], j, th, rule_mask) != move_right:
                 mv_idx[n_mv] = n
                 mv_sgn[n_mv] = 1.0
                 n_mv += 1
@@ -272,19 +281,21 @@ def tree_step(
             depth[t, c] = d + 1
             left[t, c] = -1
             right[t, c] = -1
+        stay = a_node if move_right else b_node
+        go = b_node if move_right else a_node
         for n in range(n_pts):
             if leaf_of[t, n] == eta:
-                leaf_of[t, n] = a_node
+                leaf_of[t, n] = stay
         for a in range(n_mv):
-            leaf_of[t, mv_idx[a]] = b_node
+            leaf_of[t, mv_idx[a]] = go
         if mode == LEAFSPACE:
-            lcol[t, a_node] = src_col
-            lcol[t, b_node] = dst_col
+            lcol[t, stay] = src_col
+            lcol[t, go] = dst_col
             lcol[t, eta] = -1
             owner[src_col, 0] = t
-            owner[src_col, 1] = a_node
+            owner[src_col, 1] = stay
             owner[dst_col, 0] = t
-            owner[dst_col, 1] = b_node
+            owner[dst_col, 1] = go
         stats[move, 1] += 1
         return 1
 
@@ -308,21 +319,31 @@ def tree_step(
     if move == PRUNE:
         log_r = (math.log(w1) - math.log(w0 - 1) + log_leaf_factor(alpha_p, beta_p, d, True)
                  - math.log(split_prob(alpha_p, beta_p, d)) - old_factor)
+        # the smaller child's points move into the other child's column
+        n_l = 0
+        n_r = 0
+        for n in range(n_pts):
+            if leaf_of[t, n] == l_node:
+                n_l += 1
+            elif leaf_of[t, n] == r_node:
+                n_r += 1
+        from_node = r_node if n_r <= n_l else l_node
+        to_node = l_node if n_r <= n_l else r_node
         n_mv = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == r_node:
+            if leaf_of[t, n] == from_node:
                 mv_idx[n_mv] = n
                 mv_sgn[n_mv] = 1.0
                 n_mv += 1
-        src_col = lcol[t, r_node] if mode == LEAFSPACE else 0
-        dst_col = lcol[t, l_node] if mode == LEAFSPACE else 0
+        src_col = lcol[t, from_node] if mode == LEAFSPACE else 0
+        dst_col = lcol[t, to_node] if mode == LEAFSPACE else 0
         new_ll = old_ll
         quad = 0.0
         logdet = 0.0
         nv = 0.0
         if mode != FLAT and n_mv > 0:
             new_ll, quad, logdet, nv = _evaluate_move(
-                mode, t, r_node, l_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
+                mode, t, from_node, to_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
                 Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
                 Ginv, beta, lscal, lcol, Pbox, cvec, U, rW, src_col, dst_col)
         accept = not np.isnan(new_ll) and math.log(uniform(state)) < log_r + new_ll - old_ll

@@ -131,12 +131,12 @@ def run_sweeps(
     mv_sgn = np.empty(max(n_pts, 1))
     p_idx = np.empty(max(n_pts, 1), dtype=np.int64)
     p_val = np.zeros(max(n_pts, 1))
-    KW = np.empty((n_pts if mode == NSPACE else 1, 2))
+    KW = np.empty((2, n_pts if mode == NSPACE else 1))
     Sinv = np.empty((2, 2))
     aW = np.empty(3)
     pcap = Ginv.shape[0]
     cvec = np.empty(pcap)
-    U = np.empty((pcap, 2))
+    U = np.empty((2, pcap))
     work = np.empty(max(n_pts, pcap, 1))
     for sweep in range(n_sweeps):
         # each tree grows at most once per sweep: stop early if storage might not suffice
