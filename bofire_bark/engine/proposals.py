@@ -107,7 +107,7 @@ def current_loglik(mode, nscal, lscal, P, n_pts, m):
 def _evaluate_move(
     mode, t, src_node, dst_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
     Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-    Ginv, beta, lscal, lcol, Pbox, cvec, U, rW, src_col, dst_col,
+    Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col,
 ):
     """Log-likelihood after moving ``mv_idx[:n_mv]`` (signs ``mv_sgn``) from src to dst leaf.
 
@@ -141,7 +141,7 @@ def _evaluate_move(
         s = mv_sgn[a]
         ys += s * y[n]
         for tt in range(m):
-            cvec[lcol[tt, leaf_of[tt, n]]] += s
+            cvec[pcol[n, tt]] += s
     quadb, logdetg = leaf_eval(Ginv, beta, lscal, P, cvec, float(n_mv), ys, src_col, dst_col,
                                U, Sinv, rW)
     saved0 = lscal[0]
@@ -182,7 +182,7 @@ def _apply_move(
 def tree_step(
     state, t, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
     feat, thr, mask, left, right, parent, depth, leaf_of,
-    mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox,
+    mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox, pcol,
     lo, hi, cats, rule_mask, lo2, hi2, cats2, mv_idx, mv_sgn, p_idx, p_val,
     KW, Sinv, aW, cvec, U, rW, stats,
 ):
@@ -258,7 +258,7 @@ def tree_step(
             new_ll, quad, logdet, nv = _evaluate_move(
                 mode, t, eta, b_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
                 Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-                Ginv, beta, lscal, lcol, Pbox, cvec, U, rW, src_col, dst_col)
+                Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
         accept = not np.isnan(new_ll) and math.log(uniform(state)) < log_r + new_ll - old_ll
         if not accept:
             if mode == LEAFSPACE:
@@ -289,6 +289,8 @@ def tree_step(
         for a in range(n_mv):
             leaf_of[t, mv_idx[a]] = go
         if mode == LEAFSPACE:
+            for a in range(n_mv):
+                pcol[mv_idx[a], t] = dst_col
             lcol[t, stay] = src_col
             lcol[t, go] = dst_col
             lcol[t, eta] = -1
@@ -345,7 +347,7 @@ def tree_step(
             new_ll, quad, logdet, nv = _evaluate_move(
                 mode, t, from_node, to_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
                 Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-                Ginv, beta, lscal, lcol, Pbox, cvec, U, rW, src_col, dst_col)
+                Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
         accept = not np.isnan(new_ll) and math.log(uniform(state)) < log_r + new_ll - old_ll
         if not accept:
             return 0
@@ -363,7 +365,13 @@ def tree_step(
             owner[dst_col, 0] = t
             owner[dst_col, 1] = eta
             leaf_swap_remove(Ginv, Cmat, b, beta, P, src_col, m, lscal)
+            for a in range(n_mv):
+                pcol[mv_idx[a], t] = dst_col
             if src_col != last:
+                t_last = owner[last, 0]
+                for n in range(n_pts):
+                    if pcol[n, t_last] == last:
+                        pcol[n, t_last] = src_col
                 lcol[owner[last, 0], owner[last, 1]] = src_col
                 owner[src_col, 0] = owner[last, 0]
                 owner[src_col, 1] = owner[last, 1]
@@ -413,7 +421,7 @@ def tree_step(
         new_ll, quad, logdet, nv = _evaluate_move(
             mode, t, l_node, r_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
             Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-            Ginv, beta, lscal, lcol, Pbox, cvec, U, rW, src_col, dst_col)
+            Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
     accept = not np.isnan(new_ll) and math.log(uniform(state)) < log_r + new_ll - old_ll
     if not accept:
         return 0
@@ -428,6 +436,8 @@ def tree_step(
     for a in range(n_mv):
         n = mv_idx[a]
         leaf_of[t, n] = r_node if mv_sgn[a] > 0 else l_node
+        if mode == LEAFSPACE:
+            pcol[n, t] = dst_col if mv_sgn[a] > 0 else src_col
     stats[move, 1] += 1
     return 1
 

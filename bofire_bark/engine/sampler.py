@@ -112,7 +112,7 @@ def leaf_counts(leaf_of, lcol, y, P, C, b):
 def run_sweeps(
     n_sweeps, state, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
     feat, thr, mask, left, right, parent, depth, leaf_of,
-    mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox,
+    mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox, pcol,
     sigma_box, shape, scale, step, refresh_every, counters, stats,
 ):
     """Run up to ``n_sweeps`` sweeps; returns how many ran (fewer if storage must grow)."""
@@ -150,7 +150,7 @@ def run_sweeps(
                 state, t, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
                 feat, thr, mask, left, right, parent, depth, leaf_of,
                 mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox,
-                lo, hi, cats, rule_mask, lo2, hi2, cats2, mv_idx, mv_sgn, p_idx, p_val,
+                pcol, lo, hi, cats, rule_mask, lo2, hi2, cats2, mv_idx, mv_sgn, p_idx, p_val,
                 KW, Sinv, aW, cvec, U, aW, stats)
         if step <= 0.0:  # noise held fixed (tests of the tree moves alone)
             continue
@@ -236,12 +236,16 @@ class Chain:
             self.beta = np.zeros(pcap)
             self.Ginv = np.zeros((pcap, pcap))
             leaf_counts(self.leaf_of, self.lcol, self.y, P, self.Cmat, self.b)
+            # each point's leaf column per tree, point-major so a mover's m columns are adjacent
+            self.pcol = np.ascontiguousarray(
+                np.take_along_axis(self.lcol, self.leaf_of, axis=1).T)
             self.lscal[3] = float(self.y @ self.y)
         else:
             self.Cmat = np.zeros((1, 1))
             self.b = np.zeros(1)
             self.beta = np.zeros(1)
             self.Ginv = np.zeros((1, 1))
+            self.pcol = np.zeros((1, 1), dtype=np.int64)
         self.refresh()
 
     def refresh(self) -> None:
@@ -288,7 +292,7 @@ class Chain:
                 f["feat"], f["thr"], f["mask"], f["left"], f["right"], f["parent"],
                 f["depth"], self.leaf_of, self.mode, self.Kinv, self.alpha, self.A,
                 self.nscal, self.Ginv, self.Cmat, self.b, self.beta, self.lscal, self.lcol,
-                self.owner, self.Pbox, self.sigma2, self.noise_shape, self.noise_scale,
+                self.owner, self.Pbox, self.pcol, self.sigma2, self.noise_shape, self.noise_scale,
                 s.noise_step, s.refresh_every, self.counters, self.stats)
             done += k
             if done < n_sweeps:
