@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bofire_bark.engine.forest import empty_forest, grow_capacity, n_words
-from bofire_bark.engine.predict import predict_samples
+from bofire_bark.engine.predict import SampleSystems, predict_samples
 from bofire_bark.engine.priors import noise_prior_scale, sample_prior_forest
 from bofire_bark.engine.rng import seed_states
 from bofire_bark.engine.sampler import Chain, MCMCSettings, run_chains, stack_samples
@@ -48,6 +48,10 @@ class Posterior:
     def predict_each(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-sample mean and latent variance (S, n), standardized units."""
         return predict_samples(self.samples, self.kinds, self.X, self.y, Xnew)
+
+    def systems(self, X_pending: np.ndarray | None = None) -> SampleSystems:
+        """Per-sample leaf systems, optionally conditioned on pending points (believer)."""
+        return SampleSystems(self.samples, self.kinds, self.X, self.y, X_pending)
 
     def predict(self, Xnew: np.ndarray) -> dict[str, np.ndarray]:
         """Mixture prediction over samples in the user's units.
