@@ -1,0 +1,108 @@
+"""Data model of the BARK strategy (pydantic and sympy only: no numba or pyomo here)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from bofire.data_models.constraints.api import (
+    Constraint,
+    LinearEqualityConstraint,
+    LinearInequalityConstraint,
+    NChooseKConstraint,
+    NonlinearEqualityConstraint,
+    NonlinearInequalityConstraint,
+    ProductEqualityConstraint,
+    ProductInequalityConstraint,
+)
+from bofire.data_models.domain.api import Domain
+from bofire.data_models.features.api import ContinuousOutput, Feature
+from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective, Objective
+from bofire.data_models.strategies.api import PredictiveStrategy
+from bofire.data_models.strategies.convergence_criteria.api import ConvergenceCriterion
+from pydantic import Field, field_validator
+
+from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
+
+# Constraint types the acquisition MIP expresses exactly (bofire_bark.optimize).
+SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
+    LinearEqualityConstraint,
+    LinearInequalityConstraint,
+    NChooseKConstraint,
+    NonlinearEqualityConstraint,
+    NonlinearInequalityConstraint,
+    ProductEqualityConstraint,
+    ProductInequalityConstraint,
+)
+
+SOLVERS = ("auto", "scip", "gurobi", "highs")
+
+
+class BARKStrategy(PredictiveStrategy):
+    """Bayesian optimization with BARK and a global MIP over the integrated UCB.
+
+    The acquisition is the average over posterior samples of ``mu_s + kappa * sigma_s`` for a
+    MaximizeObjective (``mu_s - kappa * sigma_s`` minimized for a MinimizeObjective).
+    ``kappa = 1.96`` (a 97.5 % one-sided bound per sample) is BoFire's EntingStrategy default.
+    """
+
+    type: Literal["BARKStrategy"] = "BARKStrategy"
+    surrogate_specs: BARKSettings = Field(default_factory=BARKSettings)
+    kappa: Annotated[float, Field(ge=0.0, description="UCB exploration weight.")] = 1.96
+    solver: Literal["auto", "scip", "gurobi", "highs"] = "auto"
+    time_limit: Annotated[float, Field(gt=0.0, description="Seconds per MIP solve.")] = 100.0
+    mip_gap: Annotated[float, Field(ge=0.0, lt=1.0, description="Relative MIP gap.")] = 0.1
+    n_start_points: Annotated[
+        int, Field(ge=1, description="Random feasible points scored for the incumbent.")
+    ] = 2000
+    progress_bar: bool = False
+
+    def is_constraint_implemented(self, my_type: type[Constraint]) -> bool:
+        return my_type in SUPPORTED_CONSTRAINTS
+
+    @classmethod
+    def is_feature_implemented(cls, my_type: type[Feature]) -> bool:
+        return my_type in SUPPORTED_INPUTS or my_type is ContinuousOutput
+
+    @classmethod
+    def is_objective_implemented(cls, my_type: type[Objective]) -> bool:
+        return my_type in (MinimizeObjective, MaximizeObjective)
+
+    @classmethod
+    def is_criterion_implemented(cls, my_type: type[ConvergenceCriterion]) -> bool:
+        return my_type.is_applicable_to_singleobjective()
+
+    @field_validator("domain")
+    @classmethod
+    def validate_single_objective(cls, domain: Domain) -> Domain:
+        keys = domain.outputs.get_keys_by_objective(Objective)
+        if len(keys) != 1 or len(domain.outputs) != 1:
+            raise ValueError(
+                "BARKStrategy optimizes exactly one output with a MinimizeObjective or "
+                f"MaximizeObjective; the domain has outputs {domain.outputs.get_keys()}")
+        return domain
+
+    @field_validator("domain")
+    @classmethod
+    def validate_expressions(cls, domain: Domain) -> Domain:
+        """Nonlinear expressions must parse into functions of the inputs (checked here, once)."""
+        import sympy
+
+        keys = set(domain.inputs.get_keys())
+        for i, c in enumerate(domain.constraints.get()):
+            if isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
+                if not isinstance(c.expression, str):
+                    raise ValueError(
+                        f"constraint {i} ({type(c).__name__}): BARK needs the expression as a "
+                        "string so it can enter the MIP; a Python callable cannot")
+                try:
+                    expr = sympy.sympify(c.expression, locals={k: sympy.Symbol(k) for k in keys})
+                except (sympy.SympifyError, SyntaxError, TypeError) as err:
+                    raise ValueError(
+                        f"constraint {i} ({type(c).__name__}): cannot parse expression "
+                        f"'{c.expression}': {err}") from err
+                unknown = {str(s) for s in expr.free_symbols} - keys
+                if unknown:
+                    raise ValueError(
+                        f"constraint {i} ({type(c).__name__}): expression '{c.expression}' uses "
+                        f"{sorted(unknown)}, which are not inputs of the domain")
+        return domain

@@ -1,0 +1,94 @@
+"""Data model of the BARK surrogate (pydantic only: no numba or pyomo here)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from bofire.data_models.base import BaseModel
+from bofire.data_models.features.api import (
+    AnyOutput,
+    CategoricalDescriptorInput,
+    CategoricalInput,
+    ContinuousDescriptorInput,
+    ContinuousInput,
+    ContinuousOutput,
+    DiscreteInput,
+)
+from bofire.data_models.surrogates.surrogate import Surrogate
+from pydantic import Field, field_validator, model_validator
+
+# Exact input types BARK splits on; subclasses such as molecular inputs are refused.
+SUPPORTED_INPUTS: tuple[type, ...] = (
+    ContinuousInput,
+    ContinuousDescriptorInput,
+    DiscreteInput,
+    CategoricalInput,
+    CategoricalDescriptorInput,
+)
+
+
+class BARKSettings(BaseModel):
+    """Engine settings shared by the surrogate and the strategy (paper defaults)."""
+
+    n_trees: Annotated[int, Field(ge=1, le=1000, description="Trees per forest (m).")] = 50
+    alpha: Annotated[
+        float, Field(gt=0.0, lt=1.0, description="Depth prior: P(split at depth d) = "
+                     "alpha (1 + d)^-beta.")
+    ] = 0.95
+    beta: Annotated[float, Field(ge=0.0, description="Depth prior exponent.")] = 2.0
+    noise_nu: Annotated[
+        float, Field(gt=0.0, description="Noise prior degrees of freedom (nu).")
+    ] = 3.0
+    noise_q: Annotated[
+        float, Field(gt=0.0, lt=1.0, description="Noise prior: P(sigma_y^2 < var(y)) = q.")
+    ] = 0.9
+    noise_step: Annotated[
+        float, Field(gt=0.0, description="Random-walk step on softplus^-1(sigma_y^2).")
+    ] = 0.5
+    n_chains: Annotated[int, Field(ge=1, le=64, description="Parallel MCMC chains.")] = 4
+    n_samples: Annotated[int, Field(ge=1, description="Posterior samples kept per chain.")] = 4
+    thinning: Annotated[int, Field(ge=1, description="Sweeps between kept samples.")] = 100
+    burn_in: Annotated[int, Field(ge=0, description="Sweeps before the first sample.")] = 1000
+    warm_start_burn_in: Annotated[
+        int, Field(ge=0, description="Sweeps discarded when chains continue from their last "
+                   "state after new data (BO iterations after the first).")
+    ] = 0
+    warm_start: bool = Field(
+        default=True, description="Continue the chains from their last state on a new fit.")
+    likelihood: Literal["auto", "n", "leaf"] = "auto"
+    prior_only: bool = Field(
+        default=False, description="Draw forests from the prior without MCMC (BARKPrior).")
+    seed: Annotated[int, Field(ge=0)] | None = None
+
+    @property
+    def total_samples(self) -> int:
+        return self.n_chains * self.n_samples
+
+
+class BARKSurrogate(BARKSettings, Surrogate):
+    """BARK surrogate: a GP whose kernel is a forest sampled from its posterior by MCMC."""
+
+    type: Literal["BARKSurrogate"] = "BARKSurrogate"
+
+    @classmethod
+    def is_output_implemented(cls, my_type: type[AnyOutput]) -> bool:
+        return my_type is ContinuousOutput
+
+    @field_validator("outputs")
+    @classmethod
+    def validate_single_output(cls, outputs):
+        if len(outputs) != 1:
+            raise ValueError(
+                f"BARKSurrogate models exactly one output, got {len(outputs)}: "
+                f"{outputs.get_keys()}")
+        return outputs
+
+    @model_validator(mode="after")
+    def validate_inputs_supported(self):
+        for feature in self.inputs.get():
+            if type(feature) not in SUPPORTED_INPUTS:
+                raise ValueError(
+                    f"BARKSurrogate cannot use input '{feature.key}' of type "
+                    f"{type(feature).__name__}; supported: "
+                    f"{', '.join(t.__name__ for t in SUPPORTED_INPUTS)}")
+        return self

@@ -1,0 +1,126 @@
+"""The BARK surrogate as a BoFire functional class: fit, predict, dump and load."""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+from bofire.surrogates.surrogate import Surrogate
+from bofire.surrogates.trainable import TrainableSurrogate
+
+from bofire_bark.data_models.surrogate import BARKSettings
+from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
+from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior
+from bofire_bark.engine.forest import FOREST_KEYS
+from bofire_bark.space import SplitSpace
+
+logger = logging.getLogger(__name__)
+
+
+def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
+    """The engine's settings from the data model's."""
+    return MCMCSettings(
+        n_trees=settings.n_trees, alpha=settings.alpha, beta=settings.beta,
+        noise_nu=settings.noise_nu, noise_q=settings.noise_q, noise_step=settings.noise_step,
+        likelihood=settings.likelihood,
+    )
+
+
+class BARKSurrogate(Surrogate, TrainableSurrogate):
+    """BARK: GP with a forest kernel whose trees and noise are sampled by MCMC.
+
+    ``predict`` returns the posterior mixture's mean and standard deviation of a new
+    observation (noise included, as BoFire's GP surrogates do), in the output's units.
+    Refits continue the chains from their last state (``warm_start``), with
+    ``warm_start_burn_in`` sweeps discarded, as BO between iterations does.
+    """
+
+    def __init__(self, data_model: DataModel, **kwargs):
+        self.settings = data_model
+        self.space = SplitSpace.from_inputs(data_model.inputs)
+        self.posterior: Posterior | None = None
+        self.chains: list[Chain] | None = None
+        self.n_fits = 0
+        super().__init__(data_model=data_model, **kwargs)
+
+    @property
+    def model(self) -> Posterior | None:
+        return self.posterior
+
+    @model.setter
+    def model(self, value: Posterior | None) -> None:
+        self.posterior = value
+
+    def _prepare_data_for_predict(self, X: pd.DataFrame) -> pd.DataFrame:
+        # BARK encodes raw inputs itself (categories as strings); no numeric transform.
+        return self.inputs.validate_experiments(X, strict=False)[self.inputs.get_keys()]
+
+    # ------------------------------------------------------------------------- fitting
+    def _fit(self, X: pd.DataFrame, Y: pd.DataFrame, **kwargs) -> None:
+        s = self.settings
+        Xe = self.space.encode(X)
+        y = Y.to_numpy(dtype=float).ravel()
+        space = self.space.engine_arrays()
+        start = time.perf_counter()
+        if s.prior_only:
+            seed = None if s.seed is None else s.seed + self.n_fits
+            self.posterior = sample_prior(Xe, y, space, mcmc_settings(s),
+                                          n_samples=s.total_samples, seed=seed)
+        else:
+            warm = s.warm_start and self.chains is not None
+            logger.info("BARK: %s %d chains on %d points (%s)", "continuing" if warm else
+                        "starting", s.n_chains, len(y), "no burn-in" if warm and
+                        not s.warm_start_burn_in else "with burn-in")
+            self.posterior = fit_posterior(
+                Xe, y, space, mcmc_settings(s), n_chains=s.n_chains, n_samples=s.n_samples,
+                thinning=s.thinning, burn_in=s.warm_start_burn_in if warm else s.burn_in,
+                seed=s.seed, chains=self.chains if warm else None)
+            self.chains = self.posterior.chains
+        self.n_fits += 1
+        logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples,
+                    time.perf_counter() - start)
+
+    def _predict(self, transformed_X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        if self.posterior is None:
+            raise RuntimeError("BARKSurrogate is not fitted: call fit first")
+        pred = self.posterior.predict(self.space.encode(transformed_X))
+        return pred["mean"].reshape(-1, 1), np.sqrt(pred["var"]).reshape(-1, 1)
+
+    # ------------------------------------------------------------------ dump and load
+    def _dumps(self) -> str:
+        post = self.posterior
+        arrays = {f"sample_{k}": v for k, v in post.samples.items()}
+        arrays.update(X=post.X, y=post.y, scale=np.array([post.y_mean, post.y_std]),
+                      n_fits=np.array([self.n_fits]))
+        for c, chain in enumerate(self.chains or []):
+            for k in FOREST_KEYS:
+                arrays[f"chain{c}_{k}"] = chain.forest[k]
+            arrays[f"chain{c}_sigma2"] = chain.sigma2
+            arrays[f"chain{c}_state"] = chain.state
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        return base64.b64encode(buffer.getvalue()).decode()
+
+    def loads(self, data: str) -> None:
+        with np.load(io.BytesIO(base64.b64decode(data.encode()))) as z:
+            arrays = {k: z[k] for k in z.files}
+        samples = {k[len("sample_"):]: v for k, v in arrays.items() if k.startswith("sample_")}
+        kinds, lower, upper, n_values = self.space.engine_arrays()
+        y_mean, y_std = arrays["scale"]
+        chains = []
+        settings = mcmc_settings(self.settings)
+        c = 0
+        while f"chain{c}_state" in arrays:
+            chain = Chain(self.space.engine_arrays(), settings, arrays[f"chain{c}_state"])
+            chain.forest = {k: arrays[f"chain{c}_{k}"].copy() for k in FOREST_KEYS}
+            chain.sigma2 = arrays[f"chain{c}_sigma2"].copy()
+            chains.append(chain)
+            c += 1
+        self.chains = chains or None
+        self.n_fits = int(arrays["n_fits"][0])
+        self.posterior = Posterior(samples, kinds, lower, upper, n_values, arrays["X"],
+                                   arrays["y"], float(y_mean), float(y_std), chains)
