@@ -299,3 +299,11 @@ def test_nan_names_feature(space: SplitSpace, valid_df: pd.DataFrame, key: str) 
 def test_missing_columns_are_named(space: SplitSpace, valid_df: pd.DataFrame) -> None:
     with pytest.raises(ValueError, match=r"'x_2'.*'cd'|'cd'.*'x_2'"):
         space.encode(valid_df.drop(columns=["x_2", "cd"]))
+
+
+def test_allow_zero_feature_spans_zero():
+    inputs = Inputs(features=[ContinuousInput(key="a", bounds=(0.2, 1.0), allow_zero=True)])
+    space = SplitSpace.from_inputs(inputs)
+    assert space.lower[0] == 0.0 and space.upper[0] == 1.0
+    X = space.encode(pd.DataFrame({"a": [0.0, 0.5]}))
+    assert X[:, 0].tolist() == [0.0, 0.5]

@@ -202,7 +202,10 @@ class SplitSpace:
                 raise UnsupportedFeatureError(key, type(feature).__name__)
             if isinstance(feature, ContinuousInput):
                 kinds.append(CONTINUOUS)
-                lower.append(float(feature.lower_bound))
+                # allow_zero with a positive lower bound means {0} u [lb, ub]: the split
+                # space starts at 0 so inactive (zero) experiments stay representable.
+                lb = float(feature.lower_bound)
+                lower.append(min(lb, 0.0) if getattr(feature, "allow_zero", False) else lb)
                 upper.append(float(feature.upper_bound))
                 n_values.append(0)
                 values.append(None)
