@@ -1,0 +1,106 @@
+"""Build the JSON strategy specs in this folder from BoFire data models.
+
+Run ``python specs/build_specs.py`` to regenerate; the JSON files are what pipelines load.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bofire.data_models.constraints.api import (
+    LinearEqualityConstraint,
+    NChooseKConstraint,
+    NonlinearInequalityConstraint,
+)
+from bofire.data_models.domain.api import Constraints, Domain, Inputs, Outputs
+from bofire.data_models.features.api import (
+    CategoricalInput,
+    ContinuousInput,
+    ContinuousOutput,
+    DiscreteInput,
+)
+from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective
+
+import bofire_bark  # noqa: F401  (registers BARK with BoFire)
+from bofire_bark.data_models import BARKSettings, BARKStrategy
+
+HERE = Path(__file__).parent
+
+
+def reaction() -> BARKStrategy:
+    """(a) A reaction: solvent and catalyst, temperature, residence time, equivalents."""
+    domain = Domain(
+        inputs=Inputs(features=[
+            CategoricalInput(key="solvent", categories=["MeCN", "DMF", "THF", "toluene", "EtOH"]),
+            CategoricalInput(key="catalyst", categories=["Pd(OAc)2", "Pd2dba3", "NiCl2", "CuI"],
+                             allowed=[True, True, True, False]),
+            ContinuousInput(key="temperature", bounds=(25.0, 120.0), unit="degC"),
+            ContinuousInput(key="residence_time", bounds=(1.0, 60.0), unit="min"),
+            DiscreteInput(key="equivalents", values=[1.0, 1.2, 1.5, 2.0, 3.0]),
+        ]),
+        outputs=Outputs(features=[
+            ContinuousOutput(key="yield", objective=MaximizeObjective(w=1.0), unit="%")]),
+    )
+    return BARKStrategy(domain=domain, seed=7)
+
+
+def formulation() -> BARKStrategy:
+    """(b) A formulation: six fractions summing to one, at most three used, minimize cost."""
+    keys = [f"ingredient_{i}" for i in range(1, 7)]
+    domain = Domain(
+        inputs=Inputs(features=[ContinuousInput(key=k, bounds=(0.0, 1.0)) for k in keys]),
+        outputs=Outputs(features=[
+            ContinuousOutput(key="cost", objective=MinimizeObjective(w=1.0))]),
+        constraints=Constraints(constraints=[
+            LinearEqualityConstraint(features=keys, coefficients=[1.0] * 6, rhs=1.0),
+            NChooseKConstraint(features=keys, min_count=1, max_count=3, none_also_valid=False),
+        ]),
+    )
+    return BARKStrategy(domain=domain, seed=11, time_limit=60.0)
+
+
+def process() -> BARKStrategy:
+    """(c) A process: pressure and flow coupled by a nonlinear safety limit."""
+    domain = Domain(
+        inputs=Inputs(features=[
+            ContinuousInput(key="pressure", bounds=(1.0, 10.0), unit="bar"),
+            ContinuousInput(key="flow", bounds=(0.1, 5.0), unit="mL/min"),
+            ContinuousInput(key="temperature", bounds=(20.0, 80.0), unit="degC"),
+            CategoricalInput(key="reactor", categories=["coil", "packed_bed"]),
+        ]),
+        outputs=Outputs(features=[
+            ContinuousOutput(key="space_time_yield", objective=MaximizeObjective(w=1.0))]),
+        constraints=Constraints(constraints=[
+            NonlinearInequalityConstraint(expression="pressure * flow - 20",
+                                          features=["pressure", "flow"]),
+        ]),
+    )
+    return BARKStrategy(domain=domain, seed=3)
+
+
+def benchmark() -> BARKStrategy:
+    """(d) A plain continuous domain (Hartmann-6 shaped), smaller sampling budget."""
+    domain = Domain(
+        inputs=Inputs(features=[ContinuousInput(key=f"x_{i}", bounds=(0.0, 1.0))
+                                for i in range(6)]),
+        outputs=Outputs(features=[ContinuousOutput(key="y", objective=MinimizeObjective())]),
+    )
+    return BARKStrategy(domain=domain, seed=0,
+                        surrogate_specs=BARKSettings(n_chains=2, burn_in=500, thinning=50))
+
+
+SPECS = {"reaction": reaction, "formulation": formulation, "process": process,
+         "continuous_benchmark": benchmark}
+
+
+def main() -> None:
+    for name, build in SPECS.items():
+        spec = build()
+        path = HERE / f"{name}.json"
+        path.write_text(json.dumps(json.loads(spec.model_dump_json()), indent=2) + "\n")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
