@@ -36,6 +36,10 @@ SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
 
 SOLVERS = ("auto", "scip", "gurobi", "highs")
 
+# sympy function names that have Pyomo counterparts (sqrt is a power in sympy).
+TRANSLATABLE_FUNCTIONS = frozenset(
+    {"exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh"})
+
 
 class BARKStrategy(PredictiveStrategy):
     """Bayesian optimization with BARK and a global MIP over the integrated UCB.
@@ -101,6 +105,12 @@ class BARKStrategy(PredictiveStrategy):
                         f"constraint {i} ({type(c).__name__}): cannot parse expression "
                         f"'{c.expression}': {err}") from err
                 unknown = {str(s) for s in expr.free_symbols} - keys
+                functions = {type(f).__name__ for f in expr.atoms(sympy.Function)}
+                if functions - TRANSLATABLE_FUNCTIONS:
+                    raise ValueError(
+                        f"constraint {i} ({type(c).__name__}): expression '{c.expression}' uses "
+                        f"{sorted(functions - TRANSLATABLE_FUNCTIONS)}, which the MIP cannot "
+                        f"express; available: {sorted(TRANSLATABLE_FUNCTIONS)}, +, -, *, /, **")
                 if unknown:
                     raise ValueError(
                         f"constraint {i} ({type(c).__name__}): expression '{c.expression}' uses "
