@@ -17,7 +17,7 @@ across trees whatever the autocorrelation within a tree.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -101,8 +101,10 @@ def test_flat_chain_leaf_counts_match_tree_prior(beta, n_trees, burn_in, n_recor
     assert p > P_MIN, f"leaf counts differ from the tree prior (chi2 p={p:.2e})"
 
     # means within 4 standard errors (per-tree averages are independent across trees)
-    for values, expected in ((leaves, mean_leaves(alpha, beta)),
-                             (depths, mean_max_depth(alpha, beta))):
+    for values, expected in (
+        (leaves, mean_leaves(alpha, beta)),
+        (depths, mean_max_depth(alpha, beta)),
+    ):
         per_tree = values.mean(axis=0)
         se = per_tree.std(ddof=1) / np.sqrt(len(per_tree))
         assert abs(per_tree.mean() - expected) < 4.0 * se, (per_tree.mean(), expected, se)
@@ -126,8 +128,9 @@ def test_flat_chain_noise_matches_inverse_gamma():
         draws[i] = chain.sigma2[0]
     assert 0.5 < chain.stats[3, 1] / chain.stats[3, 0] < 0.99
 
-    prior = stats.invgamma(settings.noise_nu / 2.0,
-                           scale=noise_prior_scale(settings.noise_nu, settings.noise_q))
+    prior = stats.invgamma(
+        settings.noise_nu / 2.0, scale=noise_prior_scale(settings.noise_nu, settings.noise_q)
+    )
     assert prior.cdf(1.0) == pytest.approx(settings.noise_q, abs=1e-9)
     p = stats.kstest(draws[::100], prior.cdf).pvalue
     assert p > P_MIN, f"noise draws differ from the inverse gamma prior (KS p={p:.2e})"
@@ -151,8 +154,9 @@ def test_prior_sampler_matches_tree_and_noise_priors():
     se = depths.std(ddof=1) / np.sqrt(depths.size)
     assert abs(depths.mean() - mean_max_depth(alpha, beta)) < 4.0 * se
 
-    prior = stats.invgamma(settings.noise_nu / 2.0,
-                           scale=noise_prior_scale(settings.noise_nu, settings.noise_q))
+    prior = stats.invgamma(
+        settings.noise_nu / 2.0, scale=noise_prior_scale(settings.noise_nu, settings.noise_q)
+    )
     p = stats.kstest(post.samples["sigma2"], prior.cdf).pvalue
     assert p > P_MIN, f"prior sampler sigma2 (KS p={p:.2e})"
 
@@ -181,7 +185,7 @@ def exact_mixed_pmf(alpha: float, beta: float) -> np.ndarray:
     """
     k_max = N_DISCRETE * N_CATS
 
-    @lru_cache(maxsize=None)
+    @cache
     def pmf(d: int, lo: int, hi: int, cats: frozenset) -> tuple:
         leaf = np.zeros(k_max + 1)
         leaf[1] = 1.0
@@ -189,8 +193,11 @@ def exact_mixed_pmf(alpha: float, beta: float) -> np.ndarray:
         if hi > lo:
             options.append([((lo, i, cats), (i + 1, hi, cats)) for i in range(lo, hi)])
         if len(cats) >= 2:
-            subsets = [frozenset(s) for r in range(1, len(cats))
-                       for s in itertools.combinations(sorted(cats), r)]
+            subsets = [
+                frozenset(s)
+                for r in range(1, len(cats))
+                for s in itertools.combinations(sorted(cats), r)
+            ]
             options.append([((lo, hi, s), (lo, hi, cats - s)) for s in subsets])
         if not options:
             return tuple(leaf)
@@ -215,12 +222,14 @@ def test_unsplittable_nodes_flat_chain_matches_prior_sampler():
     """
     alpha, beta = 0.95, 0.5
     space = mixed_space()
-    settings = MCMCSettings(n_trees=400, alpha=alpha, beta=beta, likelihood="flat")
-    chain_leaves, _, chain = record_flat_chain(space, settings, seed=21, burn_in=200,
-                                               n_records=60, thin=20)
+    settings = MCMCSettings(n_trees=300, alpha=alpha, beta=beta, likelihood="flat")
+    # the leaf count mixes slowly here (autocorrelation 0.55 at lag 20, 0.07 at lag 100)
+    chain_leaves, _, chain = record_flat_chain(
+        space, settings, seed=21, burn_in=300, n_records=50, thin=100
+    )
     assert chain.stats[0, 1] > 0 and chain.stats[1, 1] > 0
     prior_leaves = n_leaves(
-        sample_prior(*dummy_data(space), space, settings, n_samples=60, seed=22).samples["feat"]
+        sample_prior(*dummy_data(space), space, settings, n_samples=80, seed=22).samples["feat"]
     )
     assert chain_leaves.max() <= N_DISCRETE * N_CATS and prior_leaves.max() <= 9
 
