@@ -1,0 +1,36 @@
+"""Acquisition optimization for BARK: the integrated UCB over all posterior forests as one MIP.
+
+Modules, one per job: ``ensemble`` (reduced trees, no Pyomo), ``trees`` (tree constraints),
+``acquisition`` (mu, sigma cones, objective), ``domain_constraints`` / ``constraints`` (BoFire
+constraints), ``model`` (assembly), ``solvers``, ``incumbent`` (starting point), ``decode``,
+``optimizer`` (entry point).
+
+Names are imported lazily, so that a solver child process importing ``model`` does not pull in
+BoFire or the engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "optimize_acquisition": "optimizer",
+    "AcquisitionResult": "optimizer",
+    "InfeasibleDomainError": "optimizer",
+    "DEFAULT_KAPPA": "optimizer",
+    "DEFAULT_TIME_LIMIT": "optimizer",
+    "DEFAULT_MIP_GAP": "optimizer",
+    "build_problem": "optimizer",
+    "SUPPORTED_CONSTRAINTS": "constraints",
+    "check_domain_supported": "constraints",
+    "build_model": "model",
+    "resolve_solver": "solvers",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

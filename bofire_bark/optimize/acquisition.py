@@ -1,0 +1,260 @@
+"""The integrated UCB in the MIP: mu_s, sigma_s and the objective (paper eq. acq_func).
+
+For posterior sample s with leaf system (lcol, Ginv, beta) (see ``bofire_bark.engine.predict``)
+and leaf indicator phi(x) (one leaf per tree, m trees):
+
+- mean ``mu[s] = sum_t beta[col_t]`` is linear in the leaf variables z;
+- latent variance ``var_s(x) = 1 - k_s(x)^T K_s^-1 k_s(x)`` with k(x, x) = 1 (null trees
+  included), which the MIP bounds from above by the factored cone (``cone``)
+  ``sigma[s]^2 + ||y[s]||^2 <= 1`` where ``y[s]`` (``factor``) is one of
+
+  - N-space form: C y = k_s(x), C the Cholesky factor of K_s = Phi Phi^T / m + sigma_s^2 I over
+    the N training (and pending) points, and k_s(x)_n = (1/m) #{t: x shares X_n's leaf in t};
+  - leaf-space form: y = R^T phi(x) / sqrt(m) with Q = I - m sigma_s^2 Ginv = R R^T;
+
+  chosen per sample by the smaller number of nonzeros.
+
+Objective: maximize (1/S) sum_s w_s (sign * mu[s] + kappa * sigma[s]) (sign -1 minimizes the
+output), the engine's ``SampleSystems.integrated_ucb`` at the optimum. Identical samples are
+merged with weight w_s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+from scipy.linalg import solve_triangular
+
+from bofire_bark.optimize.ensemble import TreeEnsemble
+
+Terms = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Sparse rows over leaf variables: (row, tree u, leaf position p, coefficient)."""
+
+
+@dataclass(frozen=True)
+class SampleGP:
+    """What the MIP needs of one posterior sample.
+
+    Attributes:
+        weight: number of identical samples this one stands for.
+        mean_const: mean contribution of constant trees.
+        mean_terms: (row 0, u, p, coef) of the mean over leaf variables z[u, p].
+        form: "N" (C y = rhs) or "leaf" (y = rhs).
+        chol: (r, r) lower-triangular C for the N form, None for the leaf form.
+        factor_terms: sparse (r, .) right-hand side rows over z.
+        factor_const: (r,) constant part of the right-hand side.
+    """
+
+    weight: float
+    mean_const: float
+    mean_terms: Terms
+    form: str
+    chol: np.ndarray | None
+    factor_terms: Terms
+    factor_const: np.ndarray
+
+    @property
+    def rank(self) -> int:
+        return len(self.factor_const)
+
+
+def _terms(rows: list[int], us: list[int], ps: list[int], coefs: list[float]) -> Terms:
+    """Sum duplicate (row, u, p) entries into COO arrays."""
+    if not rows:
+        return (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
+    acc: dict[tuple[int, int, int], float] = {}
+    for key in zip(rows, us, ps, strict=True):
+        acc[key] = 0.0
+    for key, c in zip(zip(rows, us, ps, strict=True), coefs, strict=True):
+        acc[key] += c
+    keys = np.array(list(acc), dtype=np.int64)
+    return keys[:, 0], keys[:, 1], keys[:, 2], np.array(list(acc.values()))
+
+
+def sample_gps(ens: TreeEnsemble, samples: dict[str, np.ndarray], systems, X: np.ndarray,
+               leaf_of_points: np.ndarray, form: str = "auto") -> tuple[SampleGP, ...]:
+    """Per-sample mean and cone data from the engine's leaf systems.
+
+    Args:
+        ens: the reduced ensemble of the same samples.
+        samples: the posterior's forest arrays (S, m, ...) and ``sigma2`` (S,).
+        systems: per sample (lcol (m, C), Ginv (P, P), beta (P,)), conditioned on pending points.
+        X: (N, D) the training points followed by the pending points (the GP's inputs).
+        leaf_of_points: (S, m, N) engine leaf node of every row of X in every tree.
+        form: "auto" (fewest nonzeros), "N" or "leaf".
+    """
+    S, m = ens.tree_of.shape
+    n = X.shape[0]
+    gps = []
+    seen: dict[bytes, int] = {}
+    weights: list[float] = []
+    for s in range(S):
+        key = b"".join(np.ascontiguousarray(samples[k][s]).tobytes()
+                       for k in ("feat", "thr", "mask", "left", "right", "sigma2"))
+        if key in seen:
+            weights[seen[key]] += 1.0
+            continue
+        seen[key] = len(gps)
+        weights.append(1.0)
+        gps.append(_one_sample(ens, s, m, n, float(samples["sigma2"][s]), systems[s],
+                               leaf_of_points[s], form))
+    return tuple(SampleGP(w, *gp[1:]) for w, gp in zip(weights, gps, strict=True))
+
+
+def _one_sample(ens, s, m, n, sigma2, system, leaf_of, form):
+    lcol, Ginv, beta = system
+    mean_const = 0.0
+    mrow, mu_, mp, mc = [], [], [], []
+    col_var: dict[int, tuple[int, int]] = {}  # leaf column -> (u, p) of a reachable leaf
+    const_cols: list[int] = []
+    position: list[dict[int, int]] = []
+    for t in range(m):
+        u = int(ens.tree_of[s, t])
+        nodes = ens.leaf_nodes[s][t]
+        position.append({int(node): p for p, node in enumerate(nodes)})
+        cols = lcol[t, nodes]
+        if ens.trees[u].constant:
+            mean_const += float(beta[cols[0]])
+            const_cols.append(int(cols[0]))
+            continue
+        for p, col in enumerate(cols):
+            mrow.append(0)
+            mu_.append(u)
+            mp.append(p)
+            mc.append(float(beta[col]))
+            col_var[int(col)] = (u, p)
+    mean_terms = _terms(mrow, mu_, mp, mc)
+    # N form: k_n(x) = (1/m) sum_t [x in X_n's leaf of tree t]
+    nrow, nu_, np_, nc = [], [], [], []
+    nconst = np.zeros(n)
+    for t in range(m):
+        u = int(ens.tree_of[s, t])
+        for i in range(n):
+            p = position[t].get(int(leaf_of[t, i]))
+            if p is None:
+                continue
+            if ens.trees[u].constant:
+                nconst[i] += 1.0 / m
+            else:
+                nrow.append(i)
+                nu_.append(u)
+                np_.append(p)
+                nc.append(1.0 / m)
+    n_terms = _terms(nrow, nu_, np_, nc)
+    n_cost = n * (n + 1) // 2 + len(n_terms[0])
+    cols = sorted(col_var) + const_cols
+    leaf_cost = len(cols) * min(len(cols), n)
+    if form == "N" or (form == "auto" and n_cost <= leaf_cost):
+        onehot = np.zeros((n, n))
+        for t in range(m):
+            onehot += leaf_of[t][:, None] == leaf_of[t][None, :]
+        K = onehot / m + sigma2 * np.eye(n)
+        chol = np.linalg.cholesky(K)
+        return (1.0, mean_const, mean_terms, "N", chol, n_terms, nconst)
+    Q = np.eye(len(cols)) - m * sigma2 * Ginv[np.ix_(cols, cols)]
+    lam, V = np.linalg.eigh(0.5 * (Q + Q.T))
+    keep = lam > 1e-12 * max(1.0, float(lam.max(initial=0.0)))
+    R = V[:, keep] * np.sqrt(lam[keep])  # (cols, r)
+    Rt = R.T / np.sqrt(m)
+    n_var = len(col_var)
+    r = Rt.shape[0]
+    rows = np.repeat(np.arange(r), n_var)
+    us = np.tile([col_var[c][0] for c in cols[:n_var]], r)
+    ps = np.tile([col_var[c][1] for c in cols[:n_var]], r)
+    coefs = Rt[:, :n_var].ravel()
+    lconst = Rt[:, n_var:].sum(axis=1)
+    leaf_terms = (rows.astype(np.int64), np.asarray(us, np.int64), np.asarray(ps, np.int64),
+                  coefs)
+    return (1.0, mean_const, mean_terms, "leaf", None, leaf_terms, lconst)
+
+
+def _linear(m: pyo.ConcreteModel, terms: Terms, row: int, const: float):
+    rows, us, ps, coefs = terms
+    sel = np.flatnonzero(rows == row)
+    return const + sum(float(coefs[i]) * m.z[int(us[i]), int(ps[i])] for i in sel)
+
+
+def _add_mean(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...]) -> None:
+    """mu[s] = mean of sample s (``mean_def``)."""
+    m.mu = pyo.Var(range(len(gps)))
+    m.mean_def = pyo.Constraint(range(len(gps)), rule=lambda m, s: m.mu[s] == _linear(
+        m, gps[s].mean_terms, 0, gps[s].mean_const))
+
+
+def _add_sigma(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...]) -> None:
+    """sigma[s], y[s, i], ``factor`` rows and the ``cone`` sigma^2 + ||y||^2 <= 1."""
+    S = range(len(gps))
+    m.sigma = pyo.Var(S, bounds=(0.0, 1.0))
+    m.y = pyo.Var([(s, i) for s in S for i in range(gps[s].rank)])
+    by_row = []
+    for gp in gps:
+        rows = gp.factor_terms[0]
+        order = np.argsort(rows, kind="stable")
+        by_row.append((order, np.searchsorted(rows[order], np.arange(gp.rank + 1))))
+
+    def factor(m, s, i):
+        gp = gps[s]
+        order, bounds = by_row[s]
+        sel = order[bounds[i]:bounds[i + 1]]
+        _, us, ps, coefs = gp.factor_terms
+        rhs = float(gp.factor_const[i]) + sum(
+            float(coefs[e]) * m.z[int(us[e]), int(ps[e])] for e in sel)
+        if gp.form == "N":
+            lhs = sum(float(gp.chol[i, c]) * m.y[s, c] for c in range(i + 1)
+                      if gp.chol[i, c] != 0.0)
+        else:
+            lhs = m.y[s, i]
+        return lhs == rhs
+
+    m.factor = pyo.Constraint(list(m.y.index_set()), rule=factor)
+    m.cone = pyo.Constraint(S, rule=lambda m, s: m.sigma[s] ** 2 + sum(
+        m.y[s, i] ** 2 for i in range(gps[s].rank)) <= 1.0)
+
+
+def add_acquisition(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...], kappa: float,
+                    sign: float) -> None:
+    """mu, sigma (when kappa > 0) and the objective ``acq``."""
+    _add_mean(m, gps)
+    total = sum(gp.weight for gp in gps)
+    expr = sum(gp.weight * sign * m.mu[s] for s, gp in enumerate(gps))
+    if kappa > 0.0:
+        _add_sigma(m, gps)
+        expr = expr + sum(gp.weight * kappa * m.sigma[s] for s, gp in enumerate(gps))
+    m.acq = pyo.Objective(expr=expr / total, sense=pyo.maximize)
+
+
+def _dense(terms: Terms, n_rows: int, zval: dict[tuple[int, int], float]) -> np.ndarray:
+    rows, us, ps, coefs = terms
+    out = np.zeros(n_rows)
+    vals = np.array([zval.get((int(u), int(p)), 0.0) for u, p in zip(us, ps, strict=True)])
+    np.add.at(out, rows, coefs * vals)
+    return out
+
+
+def acquisition_values(gps: tuple[SampleGP, ...], zval: dict[tuple[int, int], float],
+                       kappa: float) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """mu (S,), sigma (S,) and y per sample at leaf values ``zval`` ((u, p) -> 0/1)."""
+    mus, sigmas, ys = [], [], []
+    for gp in gps:
+        mus.append(gp.mean_const + _dense(gp.mean_terms, 1, zval)[0])
+        rhs = gp.factor_const + _dense(gp.factor_terms, gp.rank, zval)
+        y = solve_triangular(gp.chol, rhs, lower=True) if gp.form == "N" else rhs
+        ys.append(y)
+        sigmas.append(np.sqrt(max(0.0, 1.0 - float(y @ y))))
+    return np.array(mus), np.array(sigmas), ys
+
+
+def acquisition_start(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...],
+                      zval: dict[tuple[int, int], float], kappa: float) -> None:
+    """Set mu, sigma and y to their values at the leaves ``zval``."""
+    mus, sigmas, ys = acquisition_values(gps, zval, kappa)
+    for s in range(len(gps)):
+        m.mu[s].set_value(float(mus[s]))
+        if kappa > 0.0:
+            # a hair inside the cone so that the start is feasible after rounding
+            scale = 1.0 - 1e-12
+            m.sigma[s].set_value(float(sigmas[s]) * scale)
+            for i, v in enumerate(ys[s]):
+                m.y[s, i].set_value(float(v))

@@ -1,0 +1,199 @@
+"""BoFire domains for the acquisition MIP: supported constraints, the candidate box, and
+translation of constraints into the plain specs of ``domain_constraints``.
+
+Semantics follow BoFire 0.5: linear ``sum a_i x_i == rhs`` / ``<= rhs``; nonlinear ``expr == 0``
+/ ``expr <= 0`` with ``expr`` a string (parsed once with sympy); product
+``sign * prod x_i^e_i == rhs`` / ``<= rhs``; NChooseK counts features with ``|x| > 1e-6`` as
+active. Any other constraint (interpoint, categorical exclusion, a callable expression) is
+refused with its name, never dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from bofire.data_models.constraints.api import (
+    LinearEqualityConstraint,
+    LinearInequalityConstraint,
+    NChooseKConstraint,
+    NonlinearEqualityConstraint,
+    NonlinearInequalityConstraint,
+    ProductEqualityConstraint,
+    ProductInequalityConstraint,
+)
+from bofire.data_models.domain.api import Domain
+from bofire.data_models.features.api import ContinuousInput
+
+from bofire_bark.optimize.domain_constraints import (
+    FUNCTIONS,
+    LinearSpec,
+    NChooseKSpec,
+    NonlinearSpec,
+)
+from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, InputBox
+from bofire_bark.space import SplitSpace
+
+SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
+    LinearEqualityConstraint,
+    LinearInequalityConstraint,
+    NChooseKConstraint,
+    NonlinearEqualityConstraint,
+    NonlinearInequalityConstraint,
+    ProductEqualityConstraint,
+    ProductInequalityConstraint,
+)
+"""Constraint types the acquisition MIP expresses exactly (subclasses are not implied)."""
+
+# Relative margin kept to the right of a continuous threshold (x >= t + margin goes right).
+MARGIN = 1e-6
+# Smallest active value of an NChooseK feature with lower bound 0, relative to its upper bound
+# (at least 1e-5, above BoFire's zero tolerance of 1e-6).
+ACTIVE_FRACTION = 1e-4
+
+
+def _describe(constraint) -> str:
+    features = getattr(constraint, "features", None)
+    return f"{type(constraint).__name__} on {list(features) if features else '?'}"
+
+
+def check_domain_supported(domain: Domain) -> None:
+    """Raise ``ValueError`` naming the first constraint the MIP cannot express.
+
+    Nonlinear expressions are parsed here too, so an untranslatable string fails early.
+    """
+    keys = domain.inputs.get_keys()
+    for c in domain.constraints.constraints:
+        if type(c) not in SUPPORTED_CONSTRAINTS:
+            names = ", ".join(t.__name__ for t in SUPPORTED_CONSTRAINTS)
+            raise ValueError(
+                f"BARK's acquisition optimizer cannot express the constraint {_describe(c)} "
+                f"(type {type(c).__name__}); supported constraint types: {names}.")
+        if isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
+            parse_expression(c, keys)
+
+
+def parse_expression(constraint, keys: list[str]) -> tuple:
+    """Expression tree (see ``NonlinearSpec``) of a nonlinear constraint's string, over the
+    features' column indices in ``keys``.
+
+    Raises:
+        ValueError: naming the constraint when the expression is not a string sympy can parse
+            or uses a function or symbol the MIP cannot express.
+    """
+    import sympy
+
+    expression = constraint.expression
+    name = _describe(constraint)
+    if not isinstance(expression, str):
+        raise ValueError(
+            f"The constraint {name} has a callable expression; BARK's acquisition optimizer "
+            "needs the expression as a string.")
+    symbols = {key: sympy.Symbol(key) for key in keys}
+    try:
+        parsed = sympy.parse_expr(expression, local_dict=symbols, evaluate=True)
+    except Exception as err:  # sympy raises many types (SyntaxError, TokenError, ...)
+        raise ValueError(
+            f"The constraint {name} has an expression sympy cannot parse: {expression!r} "
+            f"({err}).") from err
+    index = {key: j for j, key in enumerate(keys)}
+    return _tree(parsed, index, name, expression)
+
+
+def _tree(e, index: dict[str, int], name: str, expression: str) -> tuple:
+    import sympy
+
+    if e.is_Number or isinstance(e, sympy.NumberSymbol):
+        value = complex(e)
+        if value.imag != 0:
+            raise ValueError(f"The constraint {name} has a complex constant in {expression!r}.")
+        return ("const", value.real)
+    if e.is_Symbol:
+        if e.name not in index:
+            raise ValueError(
+                f"The constraint {name} uses {e.name!r}, which is not an input feature, in "
+                f"{expression!r}.")
+        return ("var", index[e.name])
+    args = [_tree(a, index, name, expression) for a in e.args]
+    if e.is_Add:
+        return ("add", *args)
+    if e.is_Mul:
+        return ("mul", *args)
+    if e.is_Pow:
+        return ("pow", *args)
+    fname = "abs" if isinstance(e, sympy.Abs) else type(e).__name__
+    if isinstance(e, sympy.Function) and fname in FUNCTIONS and len(args) == 1:
+        return ("func", fname, args[0])
+    raise ValueError(
+        f"The constraint {name} uses {fname!r}, which BARK's acquisition optimizer cannot "
+        f"translate, in {expression!r}; supported functions: {sorted(FUNCTIONS)}.")
+
+
+def constraint_specs(domain: Domain, space: SplitSpace) -> tuple:
+    """Plain specs of every domain constraint (``check_domain_supported`` first)."""
+    check_domain_supported(domain)
+    keys = list(space.keys)
+    index = {key: j for j, key in enumerate(keys)}
+    specs = []
+    for c in domain.constraints.constraints:
+        name = _describe(c)
+        if isinstance(c, (LinearEqualityConstraint, LinearInequalityConstraint)):
+            specs.append(LinearSpec(name, tuple(index[f] for f in c.features),
+                                    tuple(float(a) for a in c.coefficients), float(c.rhs),
+                                    isinstance(c, LinearEqualityConstraint)))
+        elif isinstance(c, NChooseKConstraint):
+            specs.append(NChooseKSpec(name, tuple(index[f] for f in c.features),
+                                      int(c.min_count), int(c.max_count),
+                                      bool(c.none_also_valid)))
+        elif isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
+            specs.append(NonlinearSpec(name, parse_expression(c, keys),
+                                       isinstance(c, NonlinearEqualityConstraint)))
+        else:  # product
+            product = ("mul", ("const", float(c.sign)),
+                       *[("pow", ("var", index[f]), ("const", float(e)))
+                         for f, e in zip(c.features, c.exponents, strict=True)])
+            specs.append(NonlinearSpec(name, ("add", product, ("const", -float(c.rhs))),
+                                       isinstance(c, ProductEqualityConstraint)))
+    return tuple(specs)
+
+
+def input_box(domain: Domain, space: SplitSpace) -> InputBox:
+    """The encoded candidate space, including ``allow_zero`` features' zero."""
+    d = space.n_features
+    lower = np.array(space.lower, dtype=np.float64)
+    upper = np.array(space.upper, dtype=np.float64)
+    semi = np.zeros(d, dtype=bool)
+    active_lower = lower.copy()  # lower bound of an active semicontinuous feature
+    for j, key in enumerate(space.keys):
+        feature = domain.inputs.get_by_key(key)
+        if isinstance(feature, ContinuousInput) and feature.allow_zero:
+            lower[j] = min(lower[j], 0.0)
+            if feature.lower_bound > 0:
+                semi[j] = True
+                active_lower[j] = float(feature.lower_bound)
+    margin = np.where(space.kinds == CONTINUOUS, MARGIN * (upper - lower), 0.0)
+    allowed = tuple(None if space.kinds[j] != CATEGORICAL
+                    else tuple(int(k) for k in np.flatnonzero(space.allowed[j]))
+                    for j in range(d))
+    return InputBox(np.array(space.kinds), lower, upper, space.values, allowed, semi,
+                    active_lower, margin)
+
+
+def active_delta(box: InputBox) -> np.ndarray:
+    """(D,) smallest value of an active NChooseK feature."""
+    return np.maximum(ACTIVE_FRACTION * box.upper, 1e-5)
+
+
+def feasible(domain: Domain, space: SplitSpace, box: InputBox, X: np.ndarray,
+             tol: float = 1e-6) -> np.ndarray:
+    """(n,) bool: encoded points that satisfy the domain's constraints and bounds."""
+    if len(X) == 0:
+        return np.zeros(0, dtype=bool)
+    ok = np.ones(len(X), dtype=bool)
+    for j in np.flatnonzero(box.semicontinuous):
+        ok &= (X[:, j] == 0.0) | (X[:, j] >= box.active_lower[j] - tol)
+    if len(domain.constraints) == 0:
+        return ok
+    frame = space.decode(X)
+    with np.errstate(all="ignore"):
+        fulfilled = domain.constraints.is_fulfilled(frame, tol=tol)
+    return ok & np.asarray(pd.Series(fulfilled).fillna(False), dtype=bool)

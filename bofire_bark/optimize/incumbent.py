@@ -1,0 +1,156 @@
+"""The starting incumbent: the best of many feasible points, improved by coordinate ascent.
+
+Points are drawn in the encoded space (continuous uniform in bounds, semicontinuous zero with
+probability 1/2, discrete and categorical uniform over values / allowed categories), thinned to
+satisfy NChooseK counts, moved towards linear constraints by alternating projections (onto each
+violated hyperplane or half-space, then the box), and kept when BoFire says they fulfil every
+constraint. Every point is scored with the engine's own integrated UCB, so the MIP's answer is
+never worse than this sample.
+
+Coordinate ascent from the best few points tries, per feature, one point in every interval
+between consecutive thresholds (the midpoint; all values / allowed categories for discrete and
+categorical features) and keeps the best feasible move; a few sweeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec
+from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, DISCRETE, InputBox
+
+
+def random_points(box: InputBox, specs: tuple, n: int, delta: np.ndarray,
+                  rng: np.random.Generator) -> np.ndarray:
+    """(n, D) encoded points within the box, NChooseK-thinned, projected towards linear
+    constraints (not yet checked)."""
+    d = box.n_features
+    X = np.empty((n, d))
+    for j in range(d):
+        kind = box.kinds[j]
+        if kind == CONTINUOUS:
+            lo = box.active_lower[j] if box.semicontinuous[j] else box.lower[j]
+            X[:, j] = rng.uniform(lo, box.upper[j], n)
+            if box.semicontinuous[j]:
+                X[rng.random(n) < 0.5, j] = 0.0
+        elif kind == DISCRETE:
+            X[:, j] = rng.integers(0, len(box.values[j]), n)
+        else:
+            X[:, j] = rng.choice(np.asarray(box.allowed[j], dtype=np.float64), n)
+    for spec in specs:
+        if isinstance(spec, NChooseKSpec):
+            _thin(X, spec, delta, rng)
+    linear = [s for s in specs if isinstance(s, LinearSpec)]
+    if linear:
+        _project(X, box, linear)
+    return X
+
+
+def _thin(X: np.ndarray, spec: NChooseKSpec, delta: np.ndarray, rng) -> None:
+    feats = np.array(spec.features)
+    counts = list(range(spec.min_count, spec.max_count + 1))
+    if spec.none_also_valid and 0 not in counts:
+        counts.append(0)
+    for row in X:
+        c = int(rng.choice(counts))
+        keep = rng.permutation(feats)[:c]
+        drop = np.setdiff1d(feats, keep)
+        row[drop] = 0.0
+        row[keep] = np.maximum(row[keep], delta[keep])
+
+
+def _project(X: np.ndarray, box: InputBox, specs: list[LinearSpec], sweeps: int = 60) -> None:
+    """Alternating projections of the continuous coordinates onto violated linear constraints
+    and the box (discrete values enter through their value, kept fixed)."""
+    lo = np.where(box.semicontinuous, box.active_lower, box.lower)
+    for _ in range(sweeps):
+        for spec in specs:
+            idx = np.array(spec.features)
+            a = np.array(spec.coefficients)
+            cont = np.array([box.kinds[j] == CONTINUOUS for j in idx])
+            if not cont.any():
+                continue
+            vals = np.column_stack([_values(X, box, j) for j in idx])
+            r = vals @ a - spec.rhs
+            if not spec.equality:
+                r = np.maximum(r, 0.0)
+            free = cont[None, :] & ~((X[:, idx] == 0.0) & box.semicontinuous[idx][None, :])
+            ac = np.where(free, a[None, :], 0.0)
+            norm = (ac**2).sum(axis=1)
+            step = np.where(norm > 0, r / np.where(norm > 0, norm, 1.0), 0.0)
+            X[:, idx] -= step[:, None] * ac
+        for j in range(box.n_features):
+            if box.kinds[j] == CONTINUOUS:
+                zero = X[:, j] == 0.0
+                X[:, j] = np.clip(X[:, j], lo[j], box.upper[j])
+                if box.semicontinuous[j]:
+                    X[zero, j] = 0.0
+
+
+def _values(X: np.ndarray, box: InputBox, j: int) -> np.ndarray:
+    if box.kinds[j] == DISCRETE:
+        return box.values[j][np.rint(X[:, j]).astype(np.int64)]
+    return X[:, j]
+
+
+def move_values(box: InputBox, thresholds: tuple[np.ndarray, ...], j: int) -> np.ndarray:
+    """Candidate values of feature j for coordinate ascent: one per threshold interval."""
+    kind = box.kinds[j]
+    if kind == CATEGORICAL:
+        return np.asarray(box.allowed[j], dtype=np.float64)
+    if kind == DISCRETE:
+        return np.arange(len(box.values[j]), dtype=np.float64)
+    lo = box.active_lower[j] if box.semicontinuous[j] else box.lower[j]
+    t = thresholds[j]
+    edges = np.unique(np.concatenate(([lo], t[(t > lo) & (t < box.upper[j])], [box.upper[j]])))
+    mids = 0.5 * (edges[:-1] + edges[1:]) if len(edges) > 1 else edges
+    if box.lower[j] == 0.0:  # zero itself: inactive for NChooseK / semicontinuous features
+        mids = np.append(mids, 0.0)
+    return mids
+
+
+def coordinate_ascent(x: np.ndarray, value: float, box: InputBox,
+                      thresholds: tuple[np.ndarray, ...],
+                      score: Callable[[np.ndarray], np.ndarray],
+                      feasible: Callable[[np.ndarray], np.ndarray],
+                      sweeps: int = 3) -> tuple[np.ndarray, float]:
+    """Best single-feature moves, ``sweeps`` times over all features."""
+    x = x.copy()
+    for _ in range(sweeps):
+        improved = False
+        for j in range(box.n_features):
+            vals = move_values(box, thresholds, j)
+            X = np.repeat(x[None, :], len(vals), axis=0)
+            X[:, j] = vals
+            X = X[feasible(X)]
+            if len(X) == 0:
+                continue
+            s = score(X)
+            best = int(np.argmax(s))
+            if s[best] > value + 1e-12:
+                x, value, improved = X[best].copy(), float(s[best]), True
+        if not improved:
+            break
+    return x, value
+
+
+def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ...],
+                   delta: np.ndarray, score, feasible, n_random: int = 2000,
+                   n_starts: int = 4, sweeps: int = 3,
+                   seed: int | None = 0) -> tuple[np.ndarray | None, float, int]:
+    """Best feasible point found: (x (D,) or None, integrated UCB, number of feasible draws)."""
+    rng = np.random.default_rng(seed)
+    X = random_points(box, specs, n_random, delta, rng)
+    X = X[feasible(X)]
+    if len(X) == 0:
+        return None, -np.inf, 0
+    s = score(X)
+    order = np.argsort(-s, kind="stable")[:n_starts]
+    best_x, best_v = X[order[0]].copy(), float(s[order[0]])
+    for i in order:
+        x, v = coordinate_ascent(X[i], float(s[i]), box, thresholds, score, feasible, sweeps)
+        if v > best_v:
+            best_x, best_v = x, v
+    return best_x, best_v, len(X)

@@ -1,0 +1,344 @@
+"""Solver choice and solving the acquisition MIP.
+
+- ``"auto"``: Gurobi when Pyomo reports a full licence (the pip licence is size-limited and
+  cannot hold these models), else SCIP through Pyomo's ``scip_direct`` / PySCIPOpt.
+- ``"scip"``: solved in a child process (a native abort in SCIP's bundled Ipopt must not take
+  down the caller); the settings that ``/work/shared/notes/solvers.md`` found necessary are
+  applied: no probing in presolve, devex pricing, and an Ipopt option file with
+  ``mumps_pivot_order 0``. The gap over time is recorded by an event handler in the same run.
+- ``"highs"``: linear models only (kappa = 0 and no nonlinear constraint); refused otherwise.
+- ``"gurobi"``: in process, through ``pyomo.contrib.solver``.
+
+Every solve gets the incumbent as a complete start (all variables set).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyomo.environ as pyo
+
+from bofire_bark.optimize.model import AcquisitionProblem, build_model, set_start
+
+logger = logging.getLogger(__name__)
+
+SOLVERS = ("auto", "scip", "gurobi", "highs")
+INSTALL = {
+    "scip": "pip install pyscipopt",
+    "gurobi": "pip install gurobipy, with a full Gurobi licence (the pip licence is "
+              "size-limited and too small for this model)",
+    "highs": "pip install highspy",
+}
+SCIP_SETTINGS = {
+    # probing in presolve stalls on ordered split binaries (notes/solvers.md)
+    "propagating/probing/maxprerounds": 0,
+    # devex pricing: shorter root LPs with the cones (notes/solvers.md)
+    "lp/pricing": "d",
+    # SCIP 10.0.2 returned "optimal" solutions with fractional one-hot binaries (checkSol
+    # passed) on small instances when multi-aggregation was allowed in presolve; the
+    # objective then exceeded the true acquisition at the decoded point.
+    "presolving/donotmultaggr": True,
+}
+IPOPT_OPTIONS = "mumps_pivot_order 0\n"
+
+
+@dataclass
+class SolveOutcome:
+    """What a solver run returned.
+
+    ``status``: "optimal" (proven, gap 0 up to tolerance), "gap" (proven within the relative
+    gap), "time_limit" (stopped at the limit with a solution), "no_solution", "infeasible"
+    or "failed" (the solver or its process died). ``trace``: (seconds, primal, dual, gap).
+    """
+
+    solver: str
+    status: str
+    x: np.ndarray | None = None
+    objective: float = float("nan")
+    bound: float = float("nan")
+    gap: float = float("nan")
+    build_time: float = 0.0
+    solve_time: float = 0.0
+    trace: list[tuple[float, float, float, float]] = field(default_factory=list)
+    message: str = ""
+
+
+@functools.lru_cache(maxsize=1)
+def gurobi_full_licence() -> bool:
+    """Whether Pyomo reports a full (not size-limited) Gurobi licence."""
+    try:
+        from pyomo.contrib.solver.common.base import Availability
+        from pyomo.contrib.solver.solvers.gurobi.gurobi_direct import GurobiDirect
+
+        return GurobiDirect().available() == Availability.FullLicense
+    except Exception:  # no gurobipy, no licence, licence server errors...
+        return False
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def resolve_solver(name: str, problem: AcquisitionProblem) -> str:
+    """The solver to use for ``name``; errors say what to install or why a model is refused."""
+    name = str(name).lower()
+    if name not in SOLVERS:
+        raise ValueError(
+            f"Unknown solver {name!r}; choose one of {list(SOLVERS)} (scip: "
+            f"{INSTALL['scip']}; gurobi: {INSTALL['gurobi']}; highs: {INSTALL['highs']}).")
+    if name == "auto":
+        if gurobi_full_licence():
+            return "gurobi"
+        if _importable("pyscipopt"):
+            return "scip"
+        if problem.linear and _importable("highspy"):
+            return "highs"
+        raise ValueError(f"No solver for the acquisition MIP is installed: {INSTALL['scip']}.")
+    if name == "highs" and not problem.linear:
+        raise ValueError(
+            "HiGHS solves only linear models, but this acquisition model has "
+            + ("a second-order cone for sigma (kappa > 0)" if problem.kappa > 0
+               else "nonlinear domain constraints")
+            + "; use solver='scip' (or 'auto'), or kappa=0 for the mean alone.")
+    if name == "gurobi" and not gurobi_full_licence():
+        raise ValueError(f"Gurobi with a full licence is not available: {INSTALL['gurobi']}.")
+    if name == "scip" and not _importable("pyscipopt"):
+        raise ValueError(f"SCIP is not available: {INSTALL['scip']}.")
+    if name == "highs" and not _importable("highspy"):
+        raise ValueError(f"HiGHS is not available: {INSTALL['highs']}.")
+    return name
+
+
+def check_linear(m: pyo.ConcreteModel) -> None:
+    """Raise ``ValueError`` naming the first nonlinear component (before handing to HiGHS)."""
+    for con in m.component_data_objects(pyo.Constraint, active=True):
+        degree = con.body.polynomial_degree()
+        if degree is None or degree > 1:
+            raise ValueError(
+                f"HiGHS solves only linear models, but constraint {con.name} is nonlinear; "
+                "use solver='scip'.")
+    for obj in m.component_data_objects(pyo.Objective, active=True):
+        degree = obj.expr.polynomial_degree()
+        if degree is None or degree > 1:
+            raise ValueError("HiGHS solves only linear models, but the objective is not linear.")
+
+
+def solve(problem: AcquisitionProblem, solver: str, x0: np.ndarray | None, time_limit: float,
+          mip_gap: float, seed: int = 0, isolate: bool = True,
+          checkpoints: tuple[float, ...] = ()) -> SolveOutcome:
+    """Build and solve the MIP with a resolved ``solver``; never raises on solver failure."""
+    if solver == "scip" and isolate:
+        return _solve_isolated(problem, x0, time_limit, mip_gap, seed, checkpoints)
+    return _solve_here(problem, solver, x0, time_limit, mip_gap, seed, checkpoints)
+
+
+def _solve_here(problem, solver, x0, time_limit, mip_gap, seed, checkpoints) -> SolveOutcome:
+    from bofire_bark.optimize.decode import solution_x
+
+    start = time.perf_counter()
+    m = build_model(problem)
+    if x0 is not None:
+        set_start(m, problem, x0)
+    build_time = time.perf_counter() - start
+    if solver == "scip":
+        out = _run_scip(m, time_limit, mip_gap, seed, x0 is not None, checkpoints)
+    elif solver == "highs":
+        check_linear(m)
+        out = _run_contrib(m, "highs", time_limit, mip_gap)
+    else:
+        out = _run_contrib(m, "gurobi", time_limit, mip_gap)
+    out.build_time = build_time
+    if out.status in ("optimal", "gap", "time_limit"):
+        out.x = solution_x(m, problem)
+    return out
+
+
+def _status(raw: str, has_solution: bool, gap: float, mip_gap: float) -> str:
+    if raw in ("infeasible", "inforunbd"):
+        return "infeasible"
+    if not has_solution:
+        return "no_solution"
+    if raw == "optimal" or gap <= 1e-9:
+        return "optimal"
+    if raw == "gaplimit" or gap <= mip_gap:
+        return "gap"
+    return "time_limit"
+
+
+def ipopt_optfile() -> str:
+    """Path of an Ipopt option file with ``mumps_pivot_order 0`` (written once)."""
+    path = os.path.join(tempfile.gettempdir(), "bofire_bark_ipopt.opt")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=tempfile.gettempdir())
+        with os.fdopen(fd, "w") as f:
+            f.write(IPOPT_OPTIONS)
+        os.replace(tmp, path)
+    return path
+
+
+def _trace_handler(scip_model, checkpoints):
+    """An event handler that records (time, primal, dual, gap) during one run."""
+    from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
+
+    class Trace(Eventhdlr):
+        def __init__(self):
+            self.points: list[tuple[float, float, float, float]] = []
+            self.last = -1.0
+
+        def eventinit(self):
+            self.model.catchEvent(SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.NODESOLVED
+                                  | SCIP_EVENTTYPE.LPSOLVED, self)
+
+        def eventexit(self):
+            self.model.dropEvent(SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.NODESOLVED
+                                 | SCIP_EVENTTYPE.LPSOLVED, self)
+
+        def eventexec(self, event):
+            t = self.model.getSolvingTime()
+            if t - self.last < 0.2 and event.getType() != SCIP_EVENTTYPE.BESTSOLFOUND:
+                return
+            self.last = t
+            self.points.append((t, self.model.getPrimalbound(), self.model.getDualbound(),
+                                self.model.getGap()))
+
+    handler = Trace()
+    scip_model.includeEventhdlr(handler, "bark_trace", "records the gap over time")
+    return handler
+
+
+def _run_scip(m, time_limit, mip_gap, seed, has_start, checkpoints) -> SolveOutcome:
+    from pyomo.common.timing import HierarchicalTimer
+    from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
+
+    opt = ScipDirect()
+    config = opt.config(value={}, preserve_implicit=True)
+    config.timer = HierarchicalTimer()
+    t0 = time.perf_counter()
+    scip_model, _, _ = opt._create_solver_model(m, config)
+    translate = time.perf_counter() - t0
+    var_map = opt._pyomo_var_to_solver_var_map
+    scip_model.hideOutput(True)
+    scip_model.setParam("limits/time", max(1.0, float(time_limit) - translate))
+    scip_model.setParam("limits/gap", float(mip_gap))
+    scip_model.setParam("randomization/randomseedshift", int(seed) % (2**31))
+    scip_model.setParam("nlpi/ipopt/optfile", ipopt_optfile())
+    for key, value in SCIP_SETTINGS.items():
+        scip_model.setParam(key, value)
+    if has_start:
+        sol = scip_model.createSol()
+        for pvar, svar in var_map.items():
+            if pvar.value is not None:
+                scip_model.setSolVal(sol, svar, float(pvar.value))
+        scip_model.setSolVal(sol, opt._obj_var, float(pyo.value(m.acq)))
+        scip_model.addSol(sol, free=True)
+    handler = _trace_handler(scip_model, checkpoints)
+    scip_model.optimize()
+    raw = scip_model.getStatus()
+    has_solution = scip_model.getNSols() > 0
+    out = SolveOutcome("scip", "no_solution", solve_time=scip_model.getSolvingTime() + translate,
+                       trace=handler.points)
+    if has_solution:
+        best = scip_model.getBestSol()
+        for pvar, svar in var_map.items():
+            pvar.set_value(scip_model.getSolVal(best, svar), skip_validation=True)
+        out.objective = scip_model.getObjVal()
+        out.bound = scip_model.getDualbound()
+        out.gap = scip_model.getGap()
+    out.status = _status(raw, has_solution, out.gap, mip_gap)
+    out.message = raw
+    return out
+
+
+def _run_contrib(m, name, time_limit, mip_gap) -> SolveOutcome:
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    if name == "highs":
+        from pyomo.contrib.solver.solvers.highs import Highs as Solver
+    else:
+        from pyomo.contrib.solver.solvers.gurobi.gurobi_direct import GurobiDirect as Solver
+    kwargs = {"warmstart_discrete_vars": True} if name == "gurobi" else {}
+    t0 = time.perf_counter()
+    res = Solver().solve(m, time_limit=float(time_limit), rel_gap=float(mip_gap),
+                         load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                         **kwargs)
+    elapsed = time.perf_counter() - t0
+    tc = res.termination_condition
+    has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    out = SolveOutcome(name, "no_solution", solve_time=elapsed, message=str(tc))
+    if tc in (TerminationCondition.provenInfeasible,
+              TerminationCondition.infeasibleOrUnbounded):
+        out.status = "infeasible"
+        return out
+    if has_solution:
+        res.solution_loader.load_vars()
+        out.objective = float(res.incumbent_objective)
+        out.bound = float(res.objective_bound) if res.objective_bound is not None else out.bound
+        denom = max(abs(out.objective), 1e-10)
+        out.gap = abs(out.bound - out.objective) / denom
+    raw = "optimal" if tc == TerminationCondition.convergenceCriteriaSatisfied else str(tc)
+    out.status = _status(raw if raw != "optimal" or out.gap <= 1e-9 else "gaplimit",
+                         has_solution, out.gap, mip_gap)
+    return out
+
+
+# ---- the SCIP child process -------------------------------------------------------------------
+# A plain subprocess (``python .../optimize/_scip_child.py IN OUT``) rather than
+# multiprocessing: spawn and forkserver re-import the caller's main module, which breaks
+# scripts without a ``__main__`` guard.
+
+
+def child_main(args: list[str]) -> None:
+    """Entry of the child: unpickle the job from ``args[0]``, pickle the outcome to ``args[1]``."""
+    import pickle
+
+    with open(args[0], "rb") as f:
+        problem, x0, time_limit, mip_gap, seed, checkpoints = pickle.load(f)
+    try:
+        out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed, checkpoints)
+    except Exception as err:  # report, do not hang the parent
+        out = SolveOutcome("scip", "failed", message=f"{type(err).__name__}: {err}")
+    tmp = args[1] + ".tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(out, f)
+    os.replace(tmp, args[1])
+
+
+def _solve_isolated(problem, x0, time_limit, mip_gap, seed, checkpoints) -> SolveOutcome:
+    import pickle
+    import subprocess
+    import sys
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bark_scip_") as tmp:
+        job, result = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
+        with open(job, "wb") as f:
+            pickle.dump((problem, x0, time_limit, mip_gap, seed, checkpoints), f)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scip_child.py")
+        cmd = [sys.executable, script, job, result]
+        try:
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, timeout=1.5 * float(time_limit) + 120.0,
+                                  check=False)
+            code, err = proc.returncode, proc.stderr.decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            code, err = None, "timed out"
+        if not os.path.exists(result):
+            tail = err.strip().splitlines()[-3:]
+            return SolveOutcome("scip", "failed", message=(
+                f"the SCIP process ended without a result (exit code {code}): "
+                + " | ".join(tail)))
+        with open(result, "rb") as f:
+            out = pickle.load(f)
+    overhead = time.perf_counter() - t0 - out.build_time - out.solve_time
+    out.message += f"; process overhead {overhead:.2f}s"
+    logger.debug("SCIP child: build %.2fs, solve %.2fs, overhead %.2fs", out.build_time,
+                 out.solve_time, overhead)
+    return out

@@ -1,0 +1,102 @@
+"""The MIP is the engine's integrated UCB: reduced trees route like the engine, the model's
+objective at any point equals ``SampleSystems.integrated_ucb``, and solved to optimality it is
+at least as good as any of 2,000 random candidates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from bofire_bark.engine.forest import route
+from bofire_bark.optimize import build_model, build_problem, optimize_acquisition
+from bofire_bark.optimize.model import model_objective, set_start
+
+
+def random_encoded(domain, space, n, seed):
+    return space.encode(domain.inputs.sample(n, seed=seed))
+
+
+def test_reduced_trees_route_like_the_engine(mixed):
+    domain, space, post = mixed
+    problem, _ = build_problem(post, domain, space)
+    ens, sm = problem.ensemble, post.samples
+    for x in random_encoded(domain, space, 50, seed=3):
+        for s in range(ens.n_samples):
+            for t in range(ens.n_trees):
+                tree = ens.trees[ens.tree_of[s, t]]
+                node = route(sm["feat"][s], sm["thr"][s], sm["mask"][s], sm["left"][s],
+                             sm["right"][s], post.kinds, t, x)
+                assert ens.leaf_nodes[s][t][tree.leaf_of(x, problem.box.kinds)] == node
+
+
+def test_single_leaf_trees_get_no_variables(mixed):
+    domain, space, post = mixed
+    problem, _ = build_problem(post, domain, space)
+    m = build_model(problem)
+    trees = problem.ensemble.trees
+    assert any(t.constant for t in trees)  # the disallowed category "c" collapses splits
+    n_z = sum(t.n_leaves for t in trees if not t.constant)
+    assert len(m.z) == n_z
+    assert len(m.tree_a) == sum(not t.constant for t in trees)
+    for j, t in enumerate(problem.ensemble.thresholds):
+        assert np.all(np.diff(t) > 0), f"thresholds of feature {j} not distinct and sorted"
+
+
+@pytest.mark.parametrize("form", ["N", "leaf"])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_model_objective_equals_engine_ucb(mixed, form, sign):
+    domain, space, post = mixed
+    pending = random_encoded(domain, space, 2, seed=7)
+    problem, systems = build_problem(post, domain, space, kappa=1.3, sign=sign,
+                                     pending=pending, form=form)
+    assert {gp.form for gp in problem.gps} == {form}
+    X = random_encoded(domain, space, 40, seed=5)
+    expected = systems.integrated_ucb(X, 1.3, sign)
+    numpy_obj = np.array([model_objective(problem, x) for x in X])
+    np.testing.assert_allclose(numpy_obj, expected, rtol=1e-9, atol=1e-9)
+    m = build_model(problem)
+    for x, e in zip(X[:8], expected[:8], strict=True):
+        set_start(m, problem, x)
+        assert pyo.value(m.acq) == pytest.approx(e, rel=1e-8, abs=1e-8)
+        worst = max(abs(min(0.0, c.slack())) for c in
+                    m.component_data_objects(pyo.Constraint, active=True))
+        assert worst < 1e-7, "the start must satisfy every constraint of the model"
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_optimum_is_the_engine_ucb_and_beats_random(mixed, isolate):
+    domain, space, post = mixed
+    kappa = 1.96
+    res = optimize_acquisition(post, domain, space, kappa=kappa, mip_gap=0.0, time_limit=60,
+                               isolate=isolate, n_random=50, n_starts=1, n_sweeps=1)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(res.ucb, rel=1e-6, abs=1e-9)
+    systems = post.systems()
+    assert systems.integrated_ucb(space.encode(res.candidate), kappa, 1.0)[0] == pytest.approx(
+        res.ucb, rel=1e-12)
+    X = random_encoded(domain, space, 2000, seed=11)
+    assert res.ucb >= systems.integrated_ucb(X, kappa, 1.0).max() - 1e-9
+    assert list(res.candidate.columns) == list(space.keys)
+    assert res.candidate["d"].iloc[0] in (0.5, 1.0, 3.0)
+    assert res.candidate["c"].iloc[0] in ("a", "b")
+
+
+def test_deterministic_given_seed(continuous3):
+    domain, space, post = continuous3
+    a = optimize_acquisition(post, domain, space, mip_gap=0.0, isolate=False, seed=4)
+    b = optimize_acquisition(post, domain, space, mip_gap=0.0, isolate=False, seed=4)
+    np.testing.assert_array_equal(a.x, b.x)
+
+
+def test_pending_points_shrink_sigma_there(continuous3):
+    domain, space, post = continuous3
+    first = optimize_acquisition(post, domain, space, kappa=5.0, mip_gap=0.0, isolate=False)
+    problem, systems = build_problem(post, domain, space, kappa=5.0, pending=first.x[None, :])
+    at_first = systems.integrated_ucb(first.x[None, :], 5.0, 1.0)[0]
+    assert at_first < first.ucb - 1e-6
+    assert model_objective(problem, first.x) == pytest.approx(at_first, rel=1e-9)
+    second = optimize_acquisition(post, domain, space, kappa=5.0, mip_gap=0.0, isolate=False,
+                                  pending=first.x[None, :])
+    assert second.objective == pytest.approx(second.ucb, rel=1e-6)
+    assert second.ucb >= at_first - 1e-9
