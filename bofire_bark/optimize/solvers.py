@@ -311,6 +311,11 @@ def child_main(args: list[str]) -> None:
     os.replace(tmp, args[1])
 
 
+def child_script() -> str:
+    """Path of the script the SCIP child runs."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scip_child.py")
+
+
 def _solve_isolated(problem, x0, time_limit, mip_gap, seed, checkpoints) -> SolveOutcome:
     import pickle
     import subprocess
@@ -321,8 +326,7 @@ def _solve_isolated(problem, x0, time_limit, mip_gap, seed, checkpoints) -> Solv
         job, result = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
         with open(job, "wb") as f:
             pickle.dump((problem, x0, time_limit, mip_gap, seed, checkpoints), f)
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scip_child.py")
-        cmd = [sys.executable, script, job, result]
+        cmd = [sys.executable, child_script(), job, result]
         try:
             proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, timeout=1.5 * float(time_limit) + 120.0,

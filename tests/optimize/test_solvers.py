@@ -1,0 +1,83 @@
+"""Solver choice, refusals with clear messages, crash isolation, and the direction of the
+objective."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bofire.data_models.domain.api import Domain, Inputs
+from bofire.data_models.features.api import ContinuousInput
+from conftest import fit
+
+from bofire_bark.optimize import build_problem, optimize_acquisition, resolve_solver
+from bofire_bark.optimize import solvers as solvers_module
+
+
+def test_auto_uses_scip_without_a_full_gurobi_licence(continuous3, monkeypatch):
+    domain, space, post = continuous3
+    problem, _ = build_problem(post, domain, space)
+    if not solvers_module.gurobi_full_licence():
+        assert resolve_solver("auto", problem) == "scip"
+    monkeypatch.setattr(solvers_module, "gurobi_full_licence", lambda: False)
+    assert resolve_solver("auto", problem) == "scip"
+    res = optimize_acquisition(post, domain, space, solver="auto", isolate=False)
+    assert res.solver == "scip"
+
+
+def test_gurobi_without_full_licence_says_what_to_install(continuous3, monkeypatch):
+    domain, space, post = continuous3
+    problem, _ = build_problem(post, domain, space)
+    monkeypatch.setattr(solvers_module, "gurobi_full_licence", lambda: False)
+    with pytest.raises(ValueError, match="pip install gurobipy"):
+        resolve_solver("gurobi", problem)
+
+
+def test_highs_refuses_a_model_with_a_cone(continuous3):
+    domain, space, post = continuous3
+    with pytest.raises(ValueError, match="HiGHS solves only linear models.*cone"):
+        optimize_acquisition(post, domain, space, solver="highs", kappa=1.0)
+
+
+def test_highs_solves_the_mean_only_model(continuous3):
+    pytest.importorskip("highspy")
+    domain, space, post = continuous3
+    res = optimize_acquisition(post, domain, space, solver="highs", kappa=0.0, mip_gap=0.0)
+    assert res.solver == "highs" and res.status == "optimal"
+    assert res.objective == pytest.approx(res.ucb, rel=1e-6, abs=1e-9)
+
+
+def test_unknown_solver_says_what_to_install(continuous3):
+    domain, space, post = continuous3
+    with pytest.raises(ValueError, match=r"Unknown solver 'cplex'.*pip install pyscipopt"):
+        optimize_acquisition(post, domain, space, solver="cplex")
+
+
+def test_a_crashing_solver_process_falls_back_to_the_incumbent(continuous3, tmp_path,
+                                                                monkeypatch):
+    domain, space, post = continuous3
+    script = tmp_path / "abort.py"
+    script.write_text("import os\nos.abort()\n")
+    monkeypatch.setattr(solvers_module, "child_script", lambda: str(script))
+    res = optimize_acquisition(post, domain, space, solver="scip", isolate=True)
+    assert res.status == "incumbent"
+    assert res.ucb == res.incumbent_ucb
+    assert np.isnan(res.objective)
+
+
+@pytest.fixture(scope="module")
+def line():
+    """y = x on [0, 1]."""
+    domain = Domain(inputs=Inputs(features=[ContinuousInput(key="x", bounds=(0, 1))]))
+    X = np.linspace(0, 1, 10)[:, None]
+    space, post = fit(domain, lambda X: X[:, 0], X=X)
+    return domain, space, post
+
+
+def test_minimize_and_maximize_pick_opposite_ends(line):
+    domain, space, post = line
+    hi = optimize_acquisition(post, domain, space, kappa=0.0, sign=1.0, mip_gap=0.0,
+                              isolate=False)
+    lo = optimize_acquisition(post, domain, space, kappa=0.0, sign=-1.0, mip_gap=0.0,
+                              isolate=False)
+    assert hi.candidate["x"].iloc[0] > 0.8
+    assert lo.candidate["x"].iloc[0] < 0.2
