@@ -70,14 +70,25 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def load_avg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover
+        return "n/a"
+
+
 def blas_info() -> str:
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
         return "threadpoolctl not installed"
     libs = threadpool_info()
-    return "; ".join(f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} thr)"
-                     for i in libs) or "none loaded"
+    return (
+        "; ".join(
+            f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} thr)" for i in libs
+        )
+        or "none loaded"
+    )
 
 
 def print_machine_info() -> None:
@@ -87,6 +98,7 @@ def print_machine_info() -> None:
     print(f"python           : {platform.python_version()}  ({platform.platform()})")
     print(f"numpy / numba    : {np.__version__} / {numba.__version__}")
     print(f"numba threading  : NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}")
+    print(f"load average     : {load_avg()}  (other processes share these CPUs)")
     print()
 
 
@@ -99,8 +111,12 @@ def make_data(n: int, d: int = D, seed: int = 0) -> tuple[np.ndarray, np.ndarray
 
     gen = np.random.default_rng(seed + 1000 * n)
     X = gen.random((n, d))
-    f = (np.sin(2.0 * np.pi * X[:, 0]) + 0.5 * (X[:, 1] - 0.5) ** 2 * 4.0
-         + 1.0 * (X[:, 2] > 0.5) - 0.5 * (X[:, 3] > 0.3) * X[:, 4])
+    f = (
+        np.sin(2.0 * np.pi * X[:, 0])
+        + 0.5 * (X[:, 1] - 0.5) ** 2 * 4.0
+        + 1.0 * (X[:, 2] > 0.5)
+        - 0.5 * (X[:, 3] > 0.3) * X[:, 4]
+    )
     y = f + 0.1 * gen.standard_normal(n)
     ys, _, _ = standardize(y)
     return X, ys
@@ -136,13 +152,14 @@ def _jit_subprocess(cache_dir: str | None) -> dict[str, float]:
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _JIT_SNIPPET], env=env, capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _JIT_SNIPPET], env=env, capture_output=True, text=True, check=False
+    )
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"JIT subprocess failed:\n{proc.stderr}")
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("JIT_RESULT "))
-    out = json.loads(line[len("JIT_RESULT "):])
+    out = json.loads(line[len("JIT_RESULT ") :])
     out["wall"] = wall
     return out
 
@@ -161,13 +178,17 @@ def measure_jit(cold: bool) -> dict[str, dict[str, float]]:
 
 def print_jit(results: dict[str, dict[str, float]]) -> float:
     print("== JIT compile time (subprocess: import engine + tiny fit_posterior [+ predict])")
-    print(f"{'':26s} {'import s':>9s} {'fit s':>8s} {'import+fit':>11s} {'predict s':>10s}"
-          f" {'process wall s':>15s}")
+    print(
+        f"{'':26s} {'import s':>9s} {'fit s':>8s} {'import+fit':>11s} {'predict s':>10s}"
+        f" {'process wall s':>15s}"
+    )
     cached = math.nan
     for name, r in results.items():
         tot = r["import"] + r["fit"]
-        print(f"{name:26s} {r['import']:9.2f} {r['fit']:8.2f} {tot:11.2f} {r['predict']:10.2f}"
-              f" {r['wall']:15.2f}")
+        print(
+            f"{name:26s} {r['import']:9.2f} {r['fit']:8.2f} {tot:11.2f} {r['predict']:10.2f}"
+            f" {r['wall']:15.2f}"
+        )
         if name.startswith("from cache"):
             cached = tot
     print()
@@ -177,16 +198,23 @@ def print_jit(results: dict[str, dict[str, float]]) -> float:
 # ------------------------------------------------------------------------ chain timing
 
 
-def _run_budgeted(chain, n_sweeps: int, budget_s: float, chunk: int = 25) -> tuple[int, float]:
-    """Run up to n_sweeps sweeps in chunks, stopping early after budget_s; (sweeps, seconds)."""
+def _run_budgeted(chain, n_sweeps: int, budget_s: float, max_chunk: int = 50) -> tuple[int, float]:
+    """Run up to n_sweeps sweeps, stopping once budget_s is spent; (sweeps, seconds).
+
+    Chunks start at one sweep and grow to about a quarter of the remaining budget, so slow
+    configurations overshoot the budget by little.
+    """
     done = 0
     t0 = time.perf_counter()
+    k = 1
     while done < n_sweeps:
-        k = min(chunk, n_sweeps - done)
         chain.run(k)
         done += k
-        if time.perf_counter() - t0 > budget_s:
+        elapsed = time.perf_counter() - t0
+        left = budget_s - elapsed
+        if left <= 0.0:
             break
+        k = int(max(1, min(max_chunk, n_sweeps - done, 0.25 * left * done / elapsed)))
     return done, time.perf_counter() - t0
 
 
@@ -214,8 +242,7 @@ def time_single(X, y, form: str, burn: int, sweeps: int, repeats: int, budget_s:
     return 1e3 * statistics.median(times) / k, k, chain, done
 
 
-def time_parallel(X, y, form: str, burn: int, k: int, repeats: int, n_chains: int,
-                  budget_s: float):
+def time_parallel(X, y, form: str, burn: int, k: int, repeats: int, n_chains: int, budget_s: float):
     """Warm n_chains chains (in threads), then time them advancing k sweeps each in threads.
 
     Returns wall ms per sweep (all chains advance one sweep in that time).
@@ -345,9 +372,19 @@ def time_baseline(chain, y, repeats: int, budget_s: float) -> tuple[float, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: fewer sweeps, N = 40 and 100, JIT from default cache")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: fewer sweeps, N = 40 and 100, JIT from default cache",
+    )
     parser.add_argument("--no-jit", action="store_true", help="skip the JIT subprocesses")
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS/LAPACK threads (threadpoolctl) while timing the engine;"
+        " default: leave the library default",
+    )
     args = parser.parse_args(argv)
 
     quick = args.quick
@@ -369,11 +406,29 @@ def main(argv: list[str] | None = None) -> int:
         jit = measure_jit(cold=not quick)
         cached_jit = print_jit(jit)
         if quick:
-            print(f"(--quick: no cold compile; warm-up in this process took "
-                  f"{time.perf_counter() - t0:.1f} s)\n")
+            print(
+                f"(--quick: no cold compile; warm-up in this process took "
+                f"{time.perf_counter() - t0:.1f} s)\n"
+            )
 
     warm_engine()
-    print(f"BLAS: {blas_info()}\n")
+    with blas_limit(args.blas_threads):
+        rows = time_all(sizes, burn, sweeps, repeats, budget, n_par)
+    report(rows, n_par, cached_jit)
+    return 0
+
+
+def blas_limit(n_threads: int | None):
+    if n_threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=n_threads)
+
+
+def time_all(sizes, burn, sweeps, repeats, budget, n_par) -> list[dict]:
+    print(f"BLAS while timing the engine: {blas_info()}")
+    print(f"load average before timing: {load_avg()}\n")
 
     from bofire_bark.engine.sampler import choose_mode
 
@@ -395,30 +450,53 @@ def main(argv: list[str] | None = None) -> int:
             if base_ms is None:
                 base_ms, base_k = time_baseline(chain, y, repeats, budget)
             leaves = n_leaves(chain)
-            rows.append(dict(N=n, form=label, ms1=ms1, k=k, burn=burned, msp=msp,
-                             speedup=n_par * ms1 / msp, base=base_ms, base_k=base_k,
-                             ratio=base_ms / ms1, leaves=leaves,
-                             acc=chain.stats.tolist()))
-            r = rows[-1]
-            print(f"  N={n:5d} {label:9s} {ms1:8.3f} ms/sweep  (burn {burned}, timed {k}x3, "
-                  f"{leaves} leaves)  4 chains {msp:8.3f} ms/sweep", flush=True)
-    print()
+            rows.append(
+                dict(
+                    N=n,
+                    form=label,
+                    ms1=ms1,
+                    k=k,
+                    burn=burned,
+                    msp=msp,
+                    speedup=n_par * ms1 / msp,
+                    base=base_ms,
+                    base_k=base_k,
+                    ratio=base_ms / ms1,
+                    leaves=leaves,
+                )
+            )
+            print(
+                f"  N={n:5d} {label:9s} {ms1:8.3f} ms/sweep  (burn {burned}, timed {k}x3, "
+                f"{leaves} leaves)  4 chains {msp:8.3f} ms/sweep",
+                flush=True,
+            )
+    print(f"load average after timing: {load_avg()}\n")
+    return rows
 
-    print("== results  (ms per sweep; 4 chains run in threads on "
-          f"{n_cpus()} CPU(s); 'wall' = time for every chain to advance one sweep)")
-    hdr = (f"{'N':>5s} {'form':9s} {'leaves':>6s} {'sweeps':>6s} {'1 chain':>9s} "
-           f"{'4ch wall':>9s} {'4ch/chain':>9s} {'speedup':>7s} {'full-Chol':>10s} "
-           f"{'ratio':>8s}")
+
+def report(rows: list[dict], n_par: int, cached_jit: float) -> None:
+    print(f"== results  (ms per sweep; 4 chains run in threads on {n_cpus()} CPU(s))")
+    hdr = (
+        f"{'N':>5s} {'form':9s} {'leaves':>6s} {'sweeps':>6s} {'1 chain':>9s} "
+        f"{'4ch/chain':>9s} {'4ch thru':>9s} {'speedup':>7s} {'full-Chol':>10s} "
+        f"{'ratio':>8s}"
+    )
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
-        print(f"{r['N']:5d} {r['form']:9s} {r['leaves']:6d} {r['k']:6d} {r['ms1']:9.3f} "
-              f"{r['msp']:9.3f} {r['msp'] / n_par:9.3f} {r['speedup']:6.2f}x "
-              f"{r['base']:10.2f} {r['ratio']:7.0f}x")
-    print("columns: '1 chain' = ms/sweep of one chain; '4ch wall' = wall ms for 4 chains to "
-          "each do a sweep;\n  '4ch/chain' = 4ch wall / 4 (throughput cost per chain-sweep); "
-          "speedup = 4 x (1 chain) / (4ch wall);\n  full-Chol = baseline ms/sweep "
-          "(51 Cholesky factorizations, 1 BLAS thread); ratio = full-Chol / (1 chain).")
+        print(
+            f"{r['N']:5d} {r['form']:9s} {r['leaves']:6d} {r['k']:6d} {r['ms1']:9.3f} "
+            f"{r['msp']:9.3f} {r['msp'] / n_par:9.3f} {r['speedup']:6.2f}x "
+            f"{r['base']:10.2f} {r['ratio']:7.1f}x"
+        )
+    print(
+        "columns: 'sweeps' = sweeps per timed repeat; '1 chain' = ms/sweep of one chain;\n"
+        "  '4ch/chain' = ms/sweep/chain with 4 chains in threads = wall / sweeps (each chain\n"
+        "  advances one sweep in that time); '4ch thru' = 4ch/chain / 4 (wall ms per\n"
+        "  chain-sweep); speedup = 4 x (1 chain) / (4ch/chain), the throughput gain;\n"
+        "  full-Chol = baseline ms/sweep (51 Cholesky factorizations, 1 BLAS thread);\n"
+        "  ratio = full-Chol / (1 chain)."
+    )
     print()
 
     print("== targets (per chain = one chain's ms/sweep, with the 'auto' likelihood form)")
@@ -430,14 +508,15 @@ def main(argv: list[str] | None = None) -> int:
         r = match[0]
         ok = "PASS" if r["ms1"] < target else "MISS"
         ok4 = "PASS" if r["msp"] < target else "MISS"
-        print(f"N={n:5d}: < {target} ms/sweep   1 chain {r['ms1']:.3f} ms {ok}   "
-              f"(4 chains wall {r['msp']:.3f} ms {ok4} on {n_cpus()} CPU(s))")
+        print(
+            f"N={n:5d}: < {target} ms/sweep   1 chain {r['ms1']:.3f} ms {ok}   "
+            f"(4 chains {r['msp']:.3f} ms/sweep/chain {ok4} on {n_cpus()} CPU(s))"
+        )
     if math.isnan(cached_jit):
         print(f"JIT from cache: < {TARGET_JIT_CACHED_S} s   (not run)")
     else:
         ok = "PASS" if cached_jit < TARGET_JIT_CACHED_S else "MISS"
         print(f"JIT from cache: < {TARGET_JIT_CACHED_S} s   import+fit {cached_jit:.2f} s {ok}")
-    return 0
 
 
 def warm_engine() -> None:
@@ -448,8 +527,17 @@ def warm_engine() -> None:
     X, y = make_data(8)
     space = make_space()
     for form in ("n", "leaf"):
-        fit_posterior(X, y, space, MCMCSettings(likelihood=form), n_chains=1, n_samples=1,
-                      thinning=2, burn_in=2, seed=0)
+        fit_posterior(
+            X,
+            y,
+            space,
+            MCMCSettings(likelihood=form),
+            n_chains=1,
+            n_samples=1,
+            thinning=2,
+            burn_in=2,
+            seed=0,
+        )
     A = np.eye(4)
     state = seed_states(0, 1)[0]
     baseline_sweeps(1, A, np.zeros((2, 4), dtype=np.int64), np.zeros(4), 1.0, state)
