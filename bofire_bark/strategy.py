@@ -85,7 +85,7 @@ class BARKStrategy(PredictiveStrategy):
             result = optimize_acquisition(
                 posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
                 pending=X_pending, solver=self.solver, time_limit=self.time_limit,
-                mip_gap=self.mip_gap, n_starts=self.n_start_points,
+                mip_gap=self.mip_gap, n_random=self.n_start_points,
                 seed=self._get_seed() if self._data_model.seed is None
                 else self._data_model.seed + i)
             self.last_results.append(result)
