@@ -107,7 +107,7 @@ def fit_posterior(
     if chains is None:
         chains = [Chain(space, settings, st) for st in seed_states(seed, n_chains)]
     for chain in chains:
-        chain.set_data(X, ys)
+        chain.set_data(X, ys)  # before the threads start: set_data limits BLAS itself
     samples = run_chains(chains, burn_in, n_samples, thinning, n_jobs=n_jobs)
     kinds, lower, upper, n_values = space
     return Posterior(samples, kinds, lower, upper, n_values, X, ys, y_mean, y_std, chains)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import LEAF, route
 
 
@@ -90,11 +91,16 @@ def predict_samples(samples: dict[str, np.ndarray], kinds: np.ndarray, X: np.nda
     Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
     means = np.empty((S, len(Xnew)))
     variances = np.empty((S, len(Xnew)))
-    for s in range(S):
+    with single_threaded_blas():
+        _predict_all(samples, kinds, X, y, Xnew, means, variances)
+    return means, variances
+
+
+def _predict_all(samples, kinds, X, y, Xnew, means, variances):
+    for s in range(len(samples["sigma2"])):
         means[s], variances[s] = predict_sample(
             samples["feat"][s], samples["thr"][s], samples["mask"][s], samples["left"][s],
             samples["right"][s], kinds, X, y, float(samples["sigma2"][s]), Xnew)
-    return means, variances
 
 
 @njit(cache=True, nogil=True)
@@ -151,7 +157,12 @@ class SampleSystems:
         self.kinds = kinds
         d = X.shape[1]
         Xp = np.zeros((0, d)) if X_pending is None else np.ascontiguousarray(X_pending, float)
-        self.systems = [
+        with single_threaded_blas():
+            self.systems = self._systems(samples, kinds, X, y, Xp)
+
+    @staticmethod
+    def _systems(samples, kinds, X, y, Xp):
+        return [
             leaf_system_pending(samples["feat"][s], samples["thr"][s], samples["mask"][s],
                                 samples["left"][s], samples["right"][s], kinds, X, y,
                                 float(samples["sigma2"][s]), Xp)

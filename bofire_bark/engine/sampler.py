@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import (
     FOREST_KEYS,
     LEAF,
@@ -35,6 +36,7 @@ from bofire_bark.engine.proposals import (
 )
 
 MODES = {"flat": FLAT, "n": NSPACE, "leaf": LEAFSPACE}
+
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,10 @@ class Chain:
     # ------------------------------------------------------------------ data and state
     def set_data(self, X: np.ndarray, y: np.ndarray, mode: int | None = None) -> None:
         """Attach (standardized) data and rebuild the likelihood state for the current forest."""
+        with single_threaded_blas():
+            self._set_data(X, y, mode)
+
+    def _set_data(self, X: np.ndarray, y: np.ndarray, mode: int | None) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         m = self.settings.n_trees
@@ -280,6 +286,10 @@ class Chain:
     # ------------------------------------------------------------------------ sampling
     def run(self, n_sweeps: int) -> None:
         """Advance the chain by ``n_sweeps`` sweeps (growing storage as needed)."""
+        with single_threaded_blas():
+            self._run(n_sweeps)
+
+    def _run(self, n_sweeps: int) -> None:
         if self.X is None:
             raise RuntimeError("Chain.run needs data: call set_data first")
         s = self.settings
@@ -333,19 +343,20 @@ def run_chains(chains: list[Chain], burn_in: int, n_samples: int, thinning: int,
     """
 
     def one(chain: Chain):
-        chain.run(burn_in)
+        chain._run(burn_in)
         kept = []
         for _ in range(n_samples):
-            chain.run(thinning)
+            chain._run(thinning)
             kept.append(chain.snapshot())
         return kept
 
     workers = n_jobs or min(len(chains), max(1, _cpu_count()))
-    if workers == 1:
-        per_chain = [one(c) for c in chains]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            per_chain = list(pool.map(one, chains))
+    with single_threaded_blas():
+        if workers == 1:
+            per_chain = [one(c) for c in chains]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                per_chain = list(pool.map(one, chains))
     return stack_samples([s for kept in per_chain for s in kept])
 
 
