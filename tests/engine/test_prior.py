@@ -139,26 +139,37 @@ def test_flat_chain_noise_matches_inverse_gamma():
 
 
 def test_prior_sampler_matches_tree_and_noise_priors():
-    """sample_prior draws independent forests: chi2 on leaf counts, KS on sigma2."""
+    """sample_prior draws independent forests: chi2 on leaf counts, means within 4 standard
+    errors, and KS plus quantiles (10 % relative) on sigma2 (20,000 one-tree draws, so a 5 %
+    error in the scale would show)."""
     alpha, beta = 0.95, 1.0
     settings = MCMCSettings(n_trees=50, alpha=alpha, beta=beta)
     space = continuous_space(3)
     post = sample_prior(*dummy_data(space), space, settings, n_samples=1000, seed=4)
-    leaves = n_leaves(post.samples["feat"])  # (S, m)
+    leaves = n_leaves(post.samples["feat"])  # (S, m), all independent
     pmf = leaf_count_pmf(alpha, beta)
     k_pool = pool_for(pmf, leaves.size)
     assert k_pool >= 5
     p = chi2_vs_pmf(leaves, pooled_pmf(pmf, k_pool))
     assert p > P_MIN, f"prior sampler leaf counts (chi2 p={p:.2e})"
     depths = max_depth(post.samples["feat"], post.samples["depth"])
-    se = depths.std(ddof=1) / np.sqrt(depths.size)
-    assert abs(depths.mean() - mean_max_depth(alpha, beta)) < 4.0 * se
+    for values, expected in (
+        (leaves, mean_leaves(alpha, beta)),
+        (depths, mean_max_depth(alpha, beta)),
+    ):
+        se = values.std(ddof=1) / np.sqrt(values.size)
+        assert abs(values.mean() - expected) < 4.0 * se, (values.mean(), expected, se)
 
+    one_tree = MCMCSettings(n_trees=1)
+    sigma2 = sample_prior(*dummy_data(space), space, one_tree, n_samples=20_000, seed=5)
+    sigma2 = sigma2.samples["sigma2"]
     prior = stats.invgamma(
-        settings.noise_nu / 2.0, scale=noise_prior_scale(settings.noise_nu, settings.noise_q)
+        one_tree.noise_nu / 2.0, scale=noise_prior_scale(one_tree.noise_nu, one_tree.noise_q)
     )
-    p = stats.kstest(post.samples["sigma2"], prior.cdf).pvalue
+    p = stats.kstest(sigma2, prior.cdf).pvalue
     assert p > P_MIN, f"prior sampler sigma2 (KS p={p:.2e})"
+    qs = np.array([0.1, 0.5, 0.9])
+    np.testing.assert_allclose(np.quantile(sigma2, qs), prior.ppf(qs), rtol=0.10)
 
 
 # ------------------------------------------- features that run out of splits (mixed space)

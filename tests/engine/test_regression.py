@@ -10,6 +10,7 @@ whose ends we find by bisection on the mixture CDF.
 from __future__ import annotations
 
 import numpy as np
+from forest_np import route_np
 from scipy import special, stats
 
 from bofire_bark.engine import fit_posterior
@@ -80,3 +81,36 @@ def test_step_function_with_categorical_input():
     coverage = np.mean((yt >= lower) & (yt <= upper))
     print(f"90 % interval coverage {coverage:.3f}")
     assert 0.80 <= coverage <= 0.98
+    # the noise posterior, in user units, is near the true noise (0.2)
+    noise_sd = float(np.sqrt(np.median(noise_var)))
+    print(f"posterior median noise sd {noise_sd:.3f}")
+    assert 0.15 < noise_sd < 0.3
+
+
+def shared_leaves(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(1/m) #trees where row i of ``a`` and row k of ``b`` share a leaf; a (m, n), b (m, k)."""
+    return (a[:, :, None] == b[:, None, :]).mean(axis=0)
+
+
+def test_predictions_equal_direct_gp_formulas():
+    """Per sample, the leaf-space predictions equal the textbook GP formulas in N-space:
+    mean = k*^T K^-1 y, latent variance = 1 - k*^T K^-1 k* (standardized units), with
+    kernels from our own routing; predict() rescales them to the user's units."""
+    rng = np.random.default_rng(5)
+    X, y = step_data(50, rng)
+    Xt, _ = step_data(30, rng)
+    post = fit_posterior(X, y, SPACE, n_chains=2, n_samples=2, thinning=10, burn_in=50, seed=3)
+    means, lat = post.predict_each(Xt)
+    ys = (y - y.mean()) / y.std()
+    for s in range(post.n_samples):
+        forest = {k: v[s] for k, v in post.samples.items() if k != "sigma2"}
+        tr = route_np(forest, SPACE[0], X)
+        te = route_np(forest, SPACE[0], Xt)
+        K = shared_leaves(tr, tr) + post.samples["sigma2"][s] * np.eye(len(X))
+        Ks = shared_leaves(te, tr)
+        np.testing.assert_allclose(means[s], Ks @ np.linalg.solve(K, ys), rtol=1e-8, atol=1e-8)
+        direct_var = 1.0 - np.einsum("ij,ji->i", Ks, np.linalg.solve(K, Ks.T))
+        np.testing.assert_allclose(lat[s], direct_var, rtol=1e-8, atol=1e-8)
+    pred = post.predict(Xt)
+    np.testing.assert_allclose(pred["sample_mean"], y.mean() + y.std() * means, rtol=1e-12)
+    np.testing.assert_allclose(pred["sample_var"], y.var() * lat, rtol=1e-12)
