@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from forest_np import FREE, mask_bit, route_np
+from forest_np import FREE, kernel_from_leaves, mask_bit, quad_logdet, route_np
 
 from bofire_bark.engine import Chain, MCMCSettings, fit_posterior, standardize
 from bofire_bark.engine.rng import seed_states
@@ -122,6 +122,28 @@ def test_warm_start_with_new_data_refits():
     assert chain.leaf_of.shape == (50, 60)
     np.testing.assert_array_equal(chain.leaf_of, route_np(chain.forest, chain.kinds, X))
     np.testing.assert_array_equal(warm.y, standardize(y)[0])
+
+
+def test_warm_start_across_the_likelihood_switch():
+    """N = 100 (N-space) -> 260 (leaf space, N > 3 m) -> 90 (N-space again): each warm start
+    rebuilds the right state; after the continued sweeps it matches a full recomputation
+    (relative 1e-8)."""
+    rng = np.random.default_rng(4)
+    X, y, space = small_problem(260, seed=4)
+    y = y + 0.5 * rng.standard_normal(len(y))
+    post = fit_posterior(
+        X[:100], y[:100], space, n_chains=2, n_samples=1, thinning=10, burn_in=40, seed=6
+    )
+    modes = [{c.mode for c in post.chains}]
+    for n in (260, 90):
+        post = fit_posterior(
+            X[:n], y[:n], space, n_samples=1, thinning=10, burn_in=0, chains=post.chains
+        )
+        modes.append({c.mode for c in post.chains})
+        for c in post.chains:
+            K = kernel_from_leaves(route_np(c.forest, c.kinds, c.X)) + c.sigma2[0] * np.eye(n)
+            np.testing.assert_allclose(c.loglik(), quad_logdet(K, c.y), rtol=1e-8)
+    assert modes[0] == modes[2] != modes[1]
 
 
 # --------------------------------------------------------- 70 categories: two mask words
