@@ -26,7 +26,7 @@ from bofire.data_models.constraints.api import NonlinearInequalityConstraint
 from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import CategoricalInput, ContinuousInput
 
-from bofire_bark.engine import MCMCSettings, fit_posterior
+from bofire_bark.engine import MCMCSettings, fit_posterior, sample_prior
 from bofire_bark.optimize import build_problem, solvers
 from bofire_bark.optimize.constraints import feasible
 from bofire_bark.optimize.incumbent import find_incumbent
@@ -82,11 +82,16 @@ def run_case(case: str, args) -> None:
     path = None
     if args.cache:
         os.makedirs(args.cache, exist_ok=True)
-        name = f"posterior_{case}_{args.thinning}_{args.burn_in}_{args.rough}.pkl"
+        name = (f"posterior_{case}_{args.thinning}_{args.burn_in}_{args.rough}_"
+                f"{args.prior_beta}.pkl")
         path = os.path.join(args.cache, name)
     if path and os.path.exists(path):
         with open(path, "rb") as f:
             post = pickle.load(f)
+    elif args.prior_beta is not None:  # forests from the prior (the paper's BARKPrior)
+        post = sample_prior(X, y, space.engine_arrays(),
+                            MCMCSettings(n_trees=50, beta=args.prior_beta), n_samples=16,
+                            seed=0)
     else:
         post = fit_posterior(X, y, space.engine_arrays(), MCMCSettings(n_trees=50),
                              n_chains=4, n_samples=4, thinning=args.thinning,
@@ -166,6 +171,9 @@ def main(argv=None) -> None:
     parser.add_argument("--setting", type=_setting, action="append", default=[],
                         help="extra SCIP parameter, e.g. lp/pricing=s")
     parser.add_argument("--rough", action="store_true", help="the rough test function")
+    parser.add_argument("--prior-beta", type=float, default=None,
+                        help="forests from the tree prior with this depth exponent beta "
+                             "(smaller: larger trees) instead of MCMC")
     parser.add_argument("--cache", default=None, help="folder to keep fitted posteriors in")
     args = parser.parse_args(argv)
     args.thinning, args.burn_in = (10, 200) if args.quick else (100, 1000)

@@ -132,15 +132,14 @@ def check_linear(m: pyo.ConcreteModel) -> None:
 
 
 def solve(problem: AcquisitionProblem, solver: str, x0: np.ndarray | None, time_limit: float,
-          mip_gap: float, seed: int = 0, isolate: bool = True,
-          checkpoints: tuple[float, ...] = ()) -> SolveOutcome:
+          mip_gap: float, seed: int = 0, isolate: bool = True) -> SolveOutcome:
     """Build and solve the MIP with a resolved ``solver``; never raises on solver failure."""
     if solver == "scip" and isolate:
-        return _solve_isolated(problem, x0, time_limit, mip_gap, seed, checkpoints)
-    return _solve_here(problem, solver, x0, time_limit, mip_gap, seed, checkpoints)
+        return _solve_isolated(problem, x0, time_limit, mip_gap, seed)
+    return _solve_here(problem, solver, x0, time_limit, mip_gap, seed)
 
 
-def _solve_here(problem, solver, x0, time_limit, mip_gap, seed, checkpoints) -> SolveOutcome:
+def _solve_here(problem, solver, x0, time_limit, mip_gap, seed) -> SolveOutcome:
     from bofire_bark.optimize.decode import solution_x
 
     start = time.perf_counter()
@@ -149,7 +148,7 @@ def _solve_here(problem, solver, x0, time_limit, mip_gap, seed, checkpoints) -> 
         set_start(m, problem, x0)
     build_time = time.perf_counter() - start
     if solver == "scip":
-        out = _run_scip(m, time_limit, mip_gap, seed, x0 is not None, checkpoints)
+        out = _run_scip(m, time_limit, mip_gap, seed, x0 is not None)
     elif solver == "highs":
         check_linear(m)
         out = _run_contrib(m, "highs", time_limit, mip_gap)
@@ -184,7 +183,7 @@ def ipopt_optfile() -> str:
     return path
 
 
-def _trace_handler(scip_model, checkpoints):
+def _trace_handler(scip_model):
     """An event handler that records (time, primal, dual, gap) during one run."""
     from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
@@ -214,7 +213,7 @@ def _trace_handler(scip_model, checkpoints):
     return handler
 
 
-def _run_scip(m, time_limit, mip_gap, seed, has_start, checkpoints) -> SolveOutcome:
+def _run_scip(m, time_limit, mip_gap, seed, has_start) -> SolveOutcome:
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
 
@@ -239,7 +238,7 @@ def _run_scip(m, time_limit, mip_gap, seed, has_start, checkpoints) -> SolveOutc
                 scip_model.setSolVal(sol, svar, float(pvar.value))
         scip_model.setSolVal(sol, opt._obj_var, float(pyo.value(m.acq)))
         scip_model.addSol(sol, free=True)
-    handler = _trace_handler(scip_model, checkpoints)
+    handler = _trace_handler(scip_model)
     scip_model.optimize()
     raw = scip_model.getStatus()
     has_solution = scip_model.getNSols() > 0
@@ -300,9 +299,9 @@ def child_main(args: list[str]) -> None:
     import pickle
 
     with open(args[0], "rb") as f:
-        problem, x0, time_limit, mip_gap, seed, checkpoints = pickle.load(f)
+        problem, x0, time_limit, mip_gap, seed = pickle.load(f)
     try:
-        out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed, checkpoints)
+        out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed)
     except Exception as err:  # report, do not hang the parent
         out = SolveOutcome("scip", "failed", message=f"{type(err).__name__}: {err}")
     tmp = args[1] + ".tmp"
@@ -316,7 +315,7 @@ def child_script() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scip_child.py")
 
 
-def _solve_isolated(problem, x0, time_limit, mip_gap, seed, checkpoints) -> SolveOutcome:
+def _solve_isolated(problem, x0, time_limit, mip_gap, seed) -> SolveOutcome:
     import pickle
     import subprocess
     import sys
@@ -325,7 +324,7 @@ def _solve_isolated(problem, x0, time_limit, mip_gap, seed, checkpoints) -> Solv
     with tempfile.TemporaryDirectory(prefix="bark_scip_") as tmp:
         job, result = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
         with open(job, "wb") as f:
-            pickle.dump((problem, x0, time_limit, mip_gap, seed, checkpoints), f)
+            pickle.dump((problem, x0, time_limit, mip_gap, seed), f)
         cmd = [sys.executable, child_script(), job, result]
         try:
             proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
