@@ -154,12 +154,12 @@ def run_sweeps(
                 mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox,
                 pcol, lo, hi, cats, rule_mask, lo2, hi2, cats2, mv_idx, mv_sgn, p_idx, p_val,
                 KW, Sinv, aW, cvec, U, aW, stats)
-        if step <= 0.0:  # noise held fixed (tests of the tree moves alone)
-            continue
-        accepted = noise_step(state, y, m, mode, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv,
-                              beta, lscal, sigma_box, shape, scale, step, work, stats)
+        # a step of 0 holds the noise fixed (used to test the tree moves alone)
+        accepted = step > 0.0 and noise_step(
+            state, y, m, mode, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal,
+            sigma_box, shape, scale, step, work, stats)
         if accepted:
-            counters[0] = 0
+            counters[0] = 0  # an accepted noise step refactors from the exact counts
         elif counters[0] >= refresh_every:
             refresh(mode, y, m, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal,
                     sigma_box[0])

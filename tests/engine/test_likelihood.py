@@ -150,11 +150,5 @@ def test_refresh_every_bounds_drift_with_noise_steps():
     assert refreshed_each_sweep(noise_step=0.5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: sampler.run_sweeps skips the refresh_every refactorization when "
-    "noise_step <= 0 (the `continue` after the tree moves also skips the refresh), so a "
-    "chain with fixed noise never refactorizes and low-rank drift is unbounded",
-)
 def test_refresh_every_bounds_drift_with_fixed_noise():
     assert refreshed_each_sweep(noise_step=0.0)
