@@ -33,8 +33,7 @@ def reaction() -> BARKStrategy:
     domain = Domain(
         inputs=Inputs(features=[
             CategoricalInput(key="solvent", categories=["MeCN", "DMF", "THF", "toluene", "EtOH"]),
-            CategoricalInput(key="catalyst", categories=["Pd(OAc)2", "Pd2dba3", "NiCl2", "CuI"],
-                             allowed=[True, True, True, False]),
+            CategoricalInput(key="catalyst", categories=["Pd(OAc)2", "Pd2dba3", "NiCl2", "CuI"]),
             ContinuousInput(key="temperature", bounds=(25.0, 120.0), unit="degC"),
             ContinuousInput(key="residence_time", bounds=(1.0, 60.0), unit="min"),
             DiscreteInput(key="equivalents", values=[1.0, 1.2, 1.5, 2.0, 3.0]),
