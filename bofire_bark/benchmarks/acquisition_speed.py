@@ -30,7 +30,7 @@ from bofire_bark.engine import MCMCSettings, fit_posterior, sample_prior
 from bofire_bark.optimize import build_problem, solvers
 from bofire_bark.optimize.constraints import feasible
 from bofire_bark.optimize.incumbent import find_incumbent
-from bofire_bark.optimize.model import build_model
+from bofire_bark.optimize.model import build_model, with_tangent_cuts
 from bofire_bark.space import SplitSpace
 
 CHECKPOINTS = (5.0, 20.0, 100.0)
@@ -97,9 +97,9 @@ def run_case(case: str, args) -> None:
                              n_chains=4, n_samples=4, thinning=args.thinning,
                              burn_in=args.burn_in, seed=0)
         post = dataclasses.replace(post, chains=[])
-        if path:
-            with open(path, "wb") as f:
-                pickle.dump(post, f)
+    if path and not os.path.exists(path):
+        with open(path, "wb") as f:
+            pickle.dump(post, f)
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
     problem, systems = build_problem(post, domain, space, kappa=args.kappa, sign=1.0)
@@ -120,9 +120,12 @@ def run_case(case: str, args) -> None:
 
     box = problem.box
     t0 = time.perf_counter()
-    x0, v0, _ = find_incumbent(box, problem.constraints, ens.thresholds, problem.delta, score,
-                               lambda Xc: feasible(domain, space, box, Xc), args.n_random,
-                               args.n_starts, args.sweeps, seed=0)
+    start = find_incumbent(box, problem.constraints, ens.thresholds, problem.delta, score,
+                           lambda Xc: feasible(domain, space, box, Xc), args.n_random,
+                           args.n_starts, args.sweeps, seed=0)
+    x0, v0 = start.x, start.value
+    if args.cuts:
+        problem = with_tangent_cuts(problem, start.pool[:args.cuts])
     inc_time = time.perf_counter() - t0
     print(f"  start: integrated UCB {v0:.4f} in {inc_time:.2f}s", flush=True)
     for key, value in args.setting:
@@ -171,6 +174,8 @@ def main(argv=None) -> None:
     parser.add_argument("--setting", type=_setting, action="append", default=[],
                         help="extra SCIP parameter, e.g. lp/pricing=s")
     parser.add_argument("--rough", action="store_true", help="the rough test function")
+    parser.add_argument("--cuts", type=int, default=0,
+                        help="tangent cuts of the sigma cones at this many starting points")
     parser.add_argument("--prior-beta", type=float, default=None,
                         help="forests from the tree prior with this depth exponent beta "
                              "(smaller: larger trees) instead of MCMC")

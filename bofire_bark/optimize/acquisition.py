@@ -213,14 +213,48 @@ def _add_sigma(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...]) -> None:
         m.y[s, i] ** 2 for i in range(gps[s].rank)) <= 1.0)
 
 
+def tangent_cuts(gps: tuple[SampleGP, ...], zvals: list[dict]) -> tuple:
+    """Tangent planes of every sample's cone at the leaves ``zvals`` of some points.
+
+    At an integral point (sigma0, y0) lies on the sphere sigma^2 + ||y||^2 = 1, so
+    sigma0 sigma + y0 . y <= 1 holds for every point of the cone (Cauchy-Schwarz): a valid
+    linear cut that gives the LP relaxation a first outer approximation of the cone.
+    """
+    cuts = []
+    seen = set()
+    for zval in zvals:
+        _, sigmas, ys = acquisition_values(gps, zval, 1.0)
+        for s, (sig, y) in enumerate(zip(sigmas, ys, strict=True)):
+            normal = np.concatenate(([sig], y))
+            norm = float(np.linalg.norm(normal))
+            if norm <= 0.0:
+                continue
+            normal = normal / norm
+            key = (s, normal.round(9).tobytes())
+            if key not in seen:
+                seen.add(key)
+                cuts.append((s, normal))
+    return tuple(cuts)
+
+
+def _add_tangent_cuts(m: pyo.ConcreteModel, cuts: tuple) -> None:
+    def rule(m, i):
+        s, normal = cuts[i]
+        return float(normal[0]) * m.sigma[s] + sum(
+            float(c) * m.y[s, k] for k, c in enumerate(normal[1:]) if c != 0.0) <= 1.0
+
+    m.tangent = pyo.Constraint(range(len(cuts)), rule=rule)
+
+
 def add_acquisition(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...], kappa: float,
-                    sign: float) -> None:
-    """mu, sigma (when kappa > 0) and the objective ``acq``."""
+                    sign: float, cuts: tuple = ()) -> None:
+    """mu, sigma (when kappa > 0), the tangent ``cuts`` and the objective ``acq``."""
     _add_mean(m, gps)
     total = sum(gp.weight for gp in gps)
     expr = sum(gp.weight * sign * m.mu[s] for s, gp in enumerate(gps))
     if kappa > 0.0:
         _add_sigma(m, gps)
+        _add_tangent_cuts(m, cuts)
         expr = expr + sum(gp.weight * kappa * m.sigma[s] for s, gp in enumerate(gps))
     m.acq = pyo.Objective(expr=expr / total, sense=pyo.maximize)
 

@@ -15,6 +15,7 @@ categorical features) and keeps the best feasible move; a few sweeps.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -136,21 +137,43 @@ def coordinate_ascent(x: np.ndarray, value: float, box: InputBox,
     return x, value
 
 
+@dataclass
+class Incumbent:
+    """The starting point and the good points met on the way.
+
+    Attributes:
+        x: (D,) best feasible point, or None when no draw was feasible.
+        value: its integrated UCB (-inf without a point).
+        n_feasible: feasible random draws.
+        pool: (k, D) the ascent end points and the best random draws, best first.
+    """
+
+    x: np.ndarray | None
+    value: float
+    n_feasible: int
+    pool: np.ndarray
+
+
 def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ...],
                    delta: np.ndarray, score, feasible, n_random: int = 2000,
-                   n_starts: int = 4, sweeps: int = 3,
-                   seed: int | None = 0) -> tuple[np.ndarray | None, float, int]:
-    """Best feasible point found: (x (D,) or None, integrated UCB, number of feasible draws)."""
+                   n_starts: int = 4, sweeps: int = 3, seed: int | None = 0,
+                   n_pool: int = 16) -> Incumbent:
+    """Best of ``n_random`` feasible draws, improved by coordinate ascent from the best
+    ``n_starts`` of them."""
     rng = np.random.default_rng(seed)
     X = random_points(box, specs, n_random, delta, rng)
     X = X[feasible(X)]
     if len(X) == 0:
-        return None, -np.inf, 0
+        return Incumbent(None, -np.inf, 0, np.zeros((0, box.n_features)))
     s = score(X)
-    order = np.argsort(-s, kind="stable")[:n_starts]
+    order = np.argsort(-s, kind="stable")
     best_x, best_v = X[order[0]].copy(), float(s[order[0]])
-    for i in order:
+    ends = []
+    for i in order[:n_starts]:
         x, v = coordinate_ascent(X[i], float(s[i]), box, thresholds, score, feasible, sweeps)
+        ends.append((v, x))
         if v > best_v:
             best_x, best_v = x, v
-    return best_x, best_v, len(X)
+    ends.sort(key=lambda e: -e[0])
+    pool = np.array([x for _, x in ends] + list(X[order[:max(0, n_pool - len(ends))]]))
+    return Incumbent(best_x, best_v, len(X), pool)

@@ -28,6 +28,7 @@ class AcquisitionProblem:
         kappa: UCB exploration weight (>= 0); sign: +1 maximize the output, -1 minimize it.
         constraints: domain constraint specs (``domain_constraints``).
         delta: (D,) smallest value of a feature counted as active by an NChooseK constraint.
+        cuts: tangent planes of the sigma cones, (sample, (r + 1,) unit normal) each.
     """
 
     box: InputBox
@@ -37,6 +38,7 @@ class AcquisitionProblem:
     sign: float
     constraints: tuple
     delta: np.ndarray
+    cuts: tuple = ()
 
     @property
     def linear(self) -> bool:
@@ -51,7 +53,7 @@ def build_model(problem: AcquisitionProblem) -> pyo.ConcreteModel:
     """The Pyomo model: tree constraints, integrated UCB objective, domain constraints."""
     m = pyo.ConcreteModel(name="bark_acquisition")
     add_tree_constraints(m, problem.box, problem.ensemble)
-    add_acquisition(m, problem.gps, problem.kappa, problem.sign)
+    add_acquisition(m, problem.gps, problem.kappa, problem.sign, problem.cuts)
     add_domain_constraints(m, problem.constraints, problem.box.upper, problem.delta)
     return m
 
@@ -79,3 +81,18 @@ def model_objective(problem: AcquisitionProblem, x: np.ndarray) -> float:
     w = np.array([gp.weight for gp in problem.gps])
     val = problem.sign * mus + (problem.kappa * sigmas if problem.kappa > 0 else 0.0)
     return float(w @ val / w.sum())
+
+
+def with_tangent_cuts(problem: AcquisitionProblem, points: np.ndarray) -> AcquisitionProblem:
+    """The problem plus each sample's cone tangent plane at every encoded point (k, D)."""
+    import dataclasses
+
+    from bofire_bark.optimize.acquisition import tangent_cuts
+
+    if problem.kappa <= 0.0:
+        return problem
+    ens, box = problem.ensemble, problem.box
+    zvals = [{(u, tree.leaf_of(x, box.kinds)): 1.0 for u, tree in enumerate(ens.trees)
+              if not tree.constant} for x in points]
+    cuts = problem.cuts + tangent_cuts(problem.gps, zvals)
+    return dataclasses.replace(problem, cuts=cuts)

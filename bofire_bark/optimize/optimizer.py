@@ -27,8 +27,8 @@ from bofire_bark.optimize.constraints import (
 )
 from bofire_bark.optimize.ensemble import build_ensemble
 from bofire_bark.optimize.incumbent import find_incumbent
-from bofire_bark.optimize.model import AcquisitionProblem
-from bofire_bark.optimize.solvers import resolve_solver, solve
+from bofire_bark.optimize.model import AcquisitionProblem, with_tangent_cuts
+from bofire_bark.optimize.solvers import ScipChild, resolve_solver, solve
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +138,7 @@ def optimize_acquisition(
     n_sweeps: int = 3,
     seed: int | None = 0,
     isolate: bool = True,
+    n_cuts: int = 0,
 ) -> AcquisitionResult:
     """Maximize the integrated UCB (1/S) sum_s [sign mu_s(x) + kappa sigma_s(x)] over the domain.
 
@@ -155,6 +156,8 @@ def optimize_acquisition(
         n_random, n_starts, n_sweeps: the starting sample (random points, ascent starts, sweeps).
         seed: seeds the starting sample and the solver's randomization.
         isolate: run SCIP in a child process (a native crash then falls back to the incumbent).
+        n_cuts: tangent planes of every sample's sigma cone added at this many good points of
+            the starting sample (valid for all points; see ``acquisition``).
 
     Raises:
         ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
@@ -171,14 +174,24 @@ def optimize_acquisition(
     def is_feasible(X):
         return feasible(domain, space, box, X, tol=1e-6)
 
-    t0 = time.perf_counter()
-    x0, v0, n_ok = find_incumbent(box, problem.constraints, problem.ensemble.thresholds,
-                                  problem.delta, score, is_feasible, n_random, n_starts,
-                                  n_sweeps, seed)
-    incumbent_time = time.perf_counter() - t0
-    logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)", v0, n_ok,
-                incumbent_time)
-    out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate)
+    # the SCIP child imports its modules while the starting sample is searched
+    child = ScipChild() if name == "scip" and isolate else None
+    try:
+        t0 = time.perf_counter()
+        start = find_incumbent(box, problem.constraints, problem.ensemble.thresholds,
+                               problem.delta, score, is_feasible, n_random, n_starts,
+                               n_sweeps, seed)
+        x0, v0, n_ok = start.x, start.value, start.n_feasible
+        if n_cuts > 0 and len(start.pool):
+            problem = with_tangent_cuts(problem, start.pool[:n_cuts])
+        incumbent_time = time.perf_counter() - t0
+        logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)", v0,
+                    n_ok, incumbent_time)
+        out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate,
+                    child=child)
+    finally:
+        if child is not None:
+            child.close()
     if out.status == "failed":
         logger.warning("solver %s failed (%s); returning the starting point", name, out.message)
     chosen, ucb, status = x0, v0, "incumbent"

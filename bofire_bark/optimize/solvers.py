@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -132,8 +133,14 @@ def check_linear(m: pyo.ConcreteModel) -> None:
 
 
 def solve(problem: AcquisitionProblem, solver: str, x0: np.ndarray | None, time_limit: float,
-          mip_gap: float, seed: int = 0, isolate: bool = True) -> SolveOutcome:
-    """Build and solve the MIP with a resolved ``solver``; never raises on solver failure."""
+          mip_gap: float, seed: int = 0, isolate: bool = True,
+          child: ScipChild | None = None) -> SolveOutcome:
+    """Build and solve the MIP with a resolved ``solver``; never raises on solver failure.
+
+    SCIP runs in ``child`` (a started :class:`ScipChild`) or, with ``isolate``, a new one.
+    """
+    if solver == "scip" and child is not None:
+        return child.solve(problem, x0, time_limit, mip_gap, seed)
     if solver == "scip" and isolate:
         return _solve_isolated(problem, x0, time_limit, mip_gap, seed)
     return _solve_here(problem, solver, x0, time_limit, mip_gap, seed)
@@ -187,18 +194,19 @@ def _trace_handler(scip_model):
     """An event handler that records (time, primal, dual, gap) during one run."""
     from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
+    EVENTS = (SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.NODESOLVED
+              | SCIP_EVENTTYPE.LPSOLVED)
+
     class Trace(Eventhdlr):
         def __init__(self):
             self.points: list[tuple[float, float, float, float]] = []
             self.last = -1.0
 
-        def eventinit(self):
-            self.model.catchEvent(SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.NODESOLVED
-                                  | SCIP_EVENTTYPE.LPSOLVED, self)
+        def eventinitsol(self):
+            self.model.catchEvent(EVENTS, self)
 
-        def eventexit(self):
-            self.model.dropEvent(SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.NODESOLVED
-                                 | SCIP_EVENTTYPE.LPSOLVED, self)
+        def eventexitsol(self):
+            self.model.dropEvent(EVENTS, self)
 
         def eventexec(self, event):
             t = self.model.getSolvingTime()
@@ -213,6 +221,39 @@ def _trace_handler(scip_model):
     return handler
 
 
+def parse_scip_log(text: str) -> list[tuple[float, float, float, float]]:
+    """(seconds, primal, dual, gap) of every progress line of a SCIP log.
+
+    SCIP prints a line per separation round at the root, per new incumbent and every
+    ``display/freq`` nodes: a finer trace than the events, which do not fire while the root
+    node is still being processed.
+    """
+    points = []
+    cols = None
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) < 5:
+            continue
+        if cells[0] == "time":
+            cols = {name: i for i, name in enumerate(cells)}
+            continue
+        if cols is None or len(cells) != len(cols):
+            continue
+        try:
+            t = float(cells[cols["time"]].split()[-1].rstrip("s"))
+        except ValueError:
+            continue
+        values = []
+        for name in ("primalbound", "dualbound", "gap"):
+            cell = cells[cols[name]]
+            try:
+                values.append(float(cell.rstrip("%")) / (100.0 if name == "gap" else 1.0))
+            except ValueError:  # "--", "Inf"
+                values.append(float("inf") if name == "gap" else float("nan"))
+        points.append((t, values[0], values[1], values[2]))
+    return points
+
+
 def _run_scip(m, time_limit, mip_gap, seed, has_start) -> SolveOutcome:
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
@@ -224,7 +265,7 @@ def _run_scip(m, time_limit, mip_gap, seed, has_start) -> SolveOutcome:
     scip_model, _, _ = opt._create_solver_model(m, config)
     translate = time.perf_counter() - t0
     var_map = opt._pyomo_var_to_solver_var_map
-    scip_model.hideOutput(True)
+    scip_model.hideOutput(os.environ.get("BARK_SCIP_LOG") is None)
     scip_model.setParam("limits/time", max(1.0, float(time_limit) - translate))
     scip_model.setParam("limits/gap", float(mip_gap))
     scip_model.setParam("randomization/randomseedshift", int(seed) % (2**31))
@@ -239,11 +280,20 @@ def _run_scip(m, time_limit, mip_gap, seed, has_start) -> SolveOutcome:
         scip_model.setSolVal(sol, opt._obj_var, float(pyo.value(m.acq)))
         scip_model.addSol(sol, free=True)
     handler = _trace_handler(scip_model)
-    scip_model.optimize()
+    log = tempfile.NamedTemporaryFile(prefix="bark_scip_", suffix=".log", delete=False)
+    log.close()
+    scip_model.setLogfile(log.name)
+    try:
+        scip_model.optimize()
+        scip_model.setLogfile(None)
+        with open(log.name, errors="replace") as f:
+            logged = parse_scip_log(f.read())
+    finally:
+        os.unlink(log.name)
     raw = scip_model.getStatus()
     has_solution = scip_model.getNSols() > 0
     out = SolveOutcome("scip", "no_solution", solve_time=scip_model.getSolvingTime() + translate,
-                       trace=handler.points)
+                       trace=sorted(handler.points + logged))
     if has_solution:
         best = scip_model.getBestSol()
         for pvar, svar in var_map.items():
@@ -295,19 +345,28 @@ def _run_contrib(m, name, time_limit, mip_gap) -> SolveOutcome:
 
 
 def child_main(args: list[str]) -> None:
-    """Entry of the child: unpickle the job from ``args[0]``, pickle the outcome to ``args[1]``."""
+    """Entry of the child: read the pickled job from stdin (the child starts, and imports SCIP
+    and Pyomo, before the parent has the job ready), pickle the outcome to ``args[0]``."""
     import pickle
 
-    with open(args[0], "rb") as f:
-        problem, x0, time_limit, mip_gap, seed = pickle.load(f)
+    # imports the job needs, done while the parent still prepares it
+    import pyomo.contrib.solver.solvers.scip.scip_direct  # noqa: F401
+    import pyscipopt  # noqa: F401
+
+    from bofire_bark.optimize import decode  # noqa: F401
+
+    data = sys.stdin.buffer.read()
+    if not data:
+        return  # the parent gave up before sending a job
+    problem, x0, time_limit, mip_gap, seed = pickle.loads(data)
     try:
         out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed)
     except Exception as err:  # report, do not hang the parent
         out = SolveOutcome("scip", "failed", message=f"{type(err).__name__}: {err}")
-    tmp = args[1] + ".tmp"
+    tmp = args[0] + ".tmp"
     with open(tmp, "wb") as f:
         pickle.dump(out, f)
-    os.replace(tmp, args[1])
+    os.replace(tmp, args[0])
 
 
 def child_script() -> str:
@@ -315,33 +374,69 @@ def child_script() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scip_child.py")
 
 
-def _solve_isolated(problem, x0, time_limit, mip_gap, seed) -> SolveOutcome:
-    import pickle
-    import subprocess
-    import sys
+class ScipChild:
+    """A SCIP child process, started early so that its imports overlap the parent's work.
 
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bark_scip_") as tmp:
-        job, result = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
-        with open(job, "wb") as f:
-            pickle.dump((problem, x0, time_limit, mip_gap, seed), f)
-        cmd = [sys.executable, child_script(), job, result]
+    Use as a context manager; ``solve`` sends the job and waits. A child that dies (a native
+    abort) or overruns its deadline yields a "failed" outcome, never an exception.
+    """
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self._dir = tempfile.mkdtemp(prefix="bark_scip_")
+        self.result = os.path.join(self._dir, "out.pkl")
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen([sys.executable, child_script(), self.result],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+
+    def __enter__(self) -> ScipChild:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        import shutil
+
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def solve(self, problem, x0, time_limit, mip_gap, seed) -> SolveOutcome:
+        import pickle
+        import subprocess
+
+        t0 = time.perf_counter()
+        payload = pickle.dumps((problem, x0, time_limit, mip_gap, seed))
         try:
-            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, timeout=1.5 * float(time_limit) + 120.0,
-                                  check=False)
-            code, err = proc.returncode, proc.stderr.decode(errors="replace")
+            _, err = self.proc.communicate(payload, timeout=1.5 * float(time_limit) + 120.0)
+            code, err = self.proc.returncode, err.decode(errors="replace")
         except subprocess.TimeoutExpired:
+            self.proc.kill()
             code, err = None, "timed out"
-        if not os.path.exists(result):
-            tail = err.strip().splitlines()[-3:]
+        except (BrokenPipeError, OSError) as e:  # the child died before reading the job
+            self.proc.wait()
+            code, err = self.proc.returncode, str(e)
+        if not os.path.exists(self.result):
+            tail = (err or "").strip().splitlines()[-3:]
             return SolveOutcome("scip", "failed", message=(
                 f"the SCIP process ended without a result (exit code {code}): "
                 + " | ".join(tail)))
-        with open(result, "rb") as f:
+        with open(self.result, "rb") as f:
             out = pickle.load(f)
-    overhead = time.perf_counter() - t0 - out.build_time - out.solve_time
-    out.message += f"; process overhead {overhead:.2f}s"
-    logger.debug("SCIP child: build %.2fs, solve %.2fs, overhead %.2fs", out.build_time,
-                 out.solve_time, overhead)
-    return out
+        overhead = time.perf_counter() - t0 - out.build_time - out.solve_time
+        out.message += f"; process overhead after the job was sent {overhead:.2f}s"
+        logger.debug("SCIP child: build %.2fs, solve %.2fs, overhead %.2fs", out.build_time,
+                     out.solve_time, overhead)
+        return out
+
+
+def _solve_isolated(problem, x0, time_limit, mip_gap, seed) -> SolveOutcome:
+    with ScipChild() as child:
+        return child.solve(problem, x0, time_limit, mip_gap, seed)

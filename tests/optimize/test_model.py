@@ -10,7 +10,8 @@ import pytest
 
 from bofire_bark.engine.forest import route
 from bofire_bark.optimize import build_model, build_problem, optimize_acquisition
-from bofire_bark.optimize.model import model_objective, set_start
+from bofire_bark.optimize.model import model_objective, set_start, with_tangent_cuts
+from bofire_bark.optimize.solvers import parse_scip_log
 
 
 def random_encoded(domain, space, n, seed):
@@ -100,3 +101,32 @@ def test_pending_points_shrink_sigma_there(continuous3):
                                   pending=first.x[None, :])
     assert second.objective == pytest.approx(second.ucb, rel=1e-6)
     assert second.ucb >= at_first - 1e-9
+
+
+def test_tangent_cuts_cut_off_no_point(mixed):
+    domain, space, post = mixed
+    problem, systems = build_problem(post, domain, space, kappa=1.5)
+    cut = with_tangent_cuts(problem, random_encoded(domain, space, 6, seed=21))
+    assert len(cut.cuts) > 0
+    m = build_model(cut)
+    X = random_encoded(domain, space, 30, seed=22)
+    for x in X:
+        set_start(m, cut, x)
+        assert min(c.slack() for c in m.tangent.values()) > -1e-9
+    res = optimize_acquisition(post, domain, space, kappa=1.5, mip_gap=0.0, isolate=False,
+                               n_cuts=8)
+    ref = optimize_acquisition(post, domain, space, kappa=1.5, mip_gap=0.0, isolate=False)
+    assert res.ucb == pytest.approx(ref.ucb, rel=1e-7)
+    assert res.objective == pytest.approx(res.ucb, rel=1e-6)
+
+
+def test_scip_log_is_parsed_into_a_trace():
+    log = (
+        " time | node  | left  |LP iter|  dualbound   | primalbound  |  gap   | compl. \n"
+        "p 0.1s|     1 |     0 |     0 | 3.252767e+01 | 3.387625e+00 | 860.19%| unknown\n"
+        " 12.5s|     1 |     0 |    29 | 8.208265e+00 |      --      |    Inf | unknown\n"
+        "SCIP Status        : problem is solved [optimal solution found]\n")
+    trace = parse_scip_log(log)
+    assert trace[0] == pytest.approx((0.1, 3.387625, 32.52767, 8.6019))
+    assert trace[1][0] == 12.5 and np.isnan(trace[1][1]) and trace[1][3] == np.inf
+    assert len(trace) == 2

@@ -52,11 +52,13 @@ def test_unknown_solver_says_what_to_install(continuous3):
         optimize_acquisition(post, domain, space, solver="cplex")
 
 
+@pytest.mark.parametrize("when", ["at start", "after reading the job"])
 def test_a_crashing_solver_process_falls_back_to_the_incumbent(continuous3, tmp_path,
-                                                                monkeypatch):
+                                                                monkeypatch, when):
     domain, space, post = continuous3
     script = tmp_path / "abort.py"
-    script.write_text("import os\nos.abort()\n")
+    read = "import sys\nsys.stdin.buffer.read()\n" if when != "at start" else ""
+    script.write_text(read + "import os\nos.abort()\n")
     monkeypatch.setattr(solvers_module, "child_script", lambda: str(script))
     res = optimize_acquisition(post, domain, space, solver="scip", isolate=True)
     assert res.status == "incumbent"
