@@ -19,7 +19,6 @@ from bofire.data_models.constraints.api import (
     NonlinearEqualityConstraint,
     NonlinearInequalityConstraint,
     ProductEqualityConstraint,
-    ProductInequalityConstraint,
 )
 from bofire.data_models.domain.api import Domain
 from bofire.data_models.features.api import ContinuousInput
@@ -31,18 +30,8 @@ from bofire_bark.optimize.domain_constraints import (
     NonlinearSpec,
 )
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, InputBox
+from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS
 from bofire_bark.space import SplitSpace
-
-SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
-    LinearEqualityConstraint,
-    LinearInequalityConstraint,
-    NChooseKConstraint,
-    NonlinearEqualityConstraint,
-    NonlinearInequalityConstraint,
-    ProductEqualityConstraint,
-    ProductInequalityConstraint,
-)
-"""Constraint types the acquisition MIP expresses exactly (subclasses are not implied)."""
 
 # Relative margin kept to the right of a continuous threshold (x >= t + margin goes right).
 MARGIN = 1e-6

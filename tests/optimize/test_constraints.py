@@ -180,3 +180,12 @@ def test_infeasible_domain_is_a_clear_error_quickly(continuous3, isolate):
     with pytest.raises(InfeasibleDomainError, match="admit no candidate"):
         optimize_acquisition(post, domain, space, time_limit=100.0, isolate=isolate)
     assert time.perf_counter() - start < 20.0
+
+
+def test_light_lists_match_the_translator():
+    from bofire_bark.optimize.constraints import SUPPORTED_CONSTRAINTS as used
+    from bofire_bark.optimize.domain_constraints import FUNCTIONS
+    from bofire_bark.optimize.supported import TRANSLATABLE_FUNCTIONS
+
+    assert set(FUNCTIONS) == TRANSLATABLE_FUNCTIONS
+    assert used is SUPPORTED_CONSTRAINTS

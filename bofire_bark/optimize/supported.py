@@ -1,0 +1,33 @@
+"""What the acquisition MIP can express, importable without Pyomo (for the data models).
+
+``SUPPORTED_CONSTRAINTS``: exact constraint types (subclasses are not implied; interpoint and
+categorical-exclusion constraints are not supported). ``TRANSLATABLE_FUNCTIONS``: function
+names a nonlinear expression may use (``sqrt`` and powers are sympy powers).
+"""
+
+from __future__ import annotations
+
+from bofire.data_models.constraints.api import (
+    LinearEqualityConstraint,
+    LinearInequalityConstraint,
+    NChooseKConstraint,
+    NonlinearEqualityConstraint,
+    NonlinearInequalityConstraint,
+    ProductEqualityConstraint,
+    ProductInequalityConstraint,
+)
+
+SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
+    LinearEqualityConstraint,
+    LinearInequalityConstraint,
+    NChooseKConstraint,
+    NonlinearEqualityConstraint,
+    NonlinearInequalityConstraint,
+    ProductEqualityConstraint,
+    ProductInequalityConstraint,
+)
+
+TRANSLATABLE_FUNCTIONS = frozenset({
+    "exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+    "abs", "log10",
+})
