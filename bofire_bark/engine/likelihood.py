@@ -54,6 +54,34 @@ def _chol_quad_logdet(mat, rhs, work):
     return quad, logdet, L
 
 
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _install_inverse(L, rhs, inv, sol):
+    """inv[:n, :n] = (L L^T)^-1 (exactly symmetric) and sol[:n] = inv @ rhs, from Cholesky L.
+
+    Inverting the triangle (n^3 / 6) and one product is cheaper than a second factorization.
+    """
+    n = L.shape[0]
+    Linv = np.zeros((n, n))
+    for j in range(n):
+        Linv[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s += L[i, k] * Linv[k, j]
+            Linv[i, j] = -s / L[i, i]
+    full = np.dot(Linv.T, Linv)
+    for i in range(n):
+        for k in range(i + 1):
+            v = 0.5 * (full[i, k] + full[k, i])
+            inv[i, k] = v
+            inv[k, i] = v
+    for i in range(n):
+        acc = 0.0
+        for k in range(n):
+            acc += inv[i, k] * rhs[k]
+        sol[i] = acc
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _quad2(S, a0, a1):
     return a0 * (S[0, 0] * a0 + S[0, 1] * a1) + a1 * (S[1, 0] * a0 + S[1, 1] * a1)
@@ -64,38 +92,30 @@ def _quad2(S, a0, a1):
 
 @njit(cache=True, nogil=True)
 def n_factor(A, y, m, sigma2, work):
-    """(y^T K^-1 y, log|K|) for K = A / m + sigma2 I, from scratch (O(N^3))."""
+    """(y^T K^-1 y, log|K|, L) for K = A / m + sigma2 I, from scratch (O(N^3))."""
     n = A.shape[0]
     K = A / m
     for i in range(n):
         K[i, i] += sigma2
-    quad, logdet, _ = _chol_quad_logdet(K, y, work)
-    return quad, logdet
+    return _chol_quad_logdet(K, y, work)
+
+
+@njit(cache=True, nogil=True)
+def n_install(L, y, Kinv, alpha, scal, quad, logdet):
+    """Adopt the factorization L of K: K^-1, alpha = K^-1 y and scal = [quad, logdet]."""
+    _install_inverse(L, y, Kinv, alpha)
+    scal[0] = quad
+    scal[1] = logdet
 
 
 @njit(cache=True, nogil=True)
 def n_refresh(A, y, m, sigma2, Kinv, alpha, scal):
     """Recompute K^-1, alpha, and scal = [quad, logdet] from the exact counts A."""
-    n = A.shape[0]
-    K = A / m
-    for i in range(n):
-        K[i, i] += sigma2
-    quad, logdet, _ = _chol_quad_logdet(K, y, alpha)
-    Kinv[:, :] = np.linalg.inv(K)
-    # symmetrize: the rank-2 updates assume an exactly symmetric inverse
-    for i in range(n):
-        for k in range(i):
-            s = 0.5 * (Kinv[i, k] + Kinv[k, i])
-            Kinv[i, k] = s
-            Kinv[k, i] = s
-    for i in range(n):
-        s = 0.0
-        for k in range(n):
-            s += Kinv[i, k] * y[k]
-        alpha[i] = s
-    scal[0] = quad
-    scal[1] = logdet
-    return not np.isnan(logdet)
+    quad, logdet, L = n_factor(A, y, m, sigma2, alpha)
+    if np.isnan(logdet):
+        return False
+    n_install(L, y, Kinv, alpha, scal, quad, logdet)
+    return True
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -179,34 +199,30 @@ def leaf_quad_logdet(scal, n_pts, n_leaves, m):
 
 @njit(cache=True, nogil=True)
 def leaf_factor(C, b, P, m, sigma2, work):
-    """(b^T G^-1 b, log|G|) for G = C[:P, :P] + m sigma2 I, from scratch (O(P^3))."""
+    """(b^T G^-1 b, log|G|, L) for G = C[:P, :P] + m sigma2 I, from scratch (O(P^3))."""
     G = C[:P, :P].copy()
     for i in range(P):
         G[i, i] += m * sigma2
-    quadb, logdet, _ = _chol_quad_logdet(G, b[:P], work)
-    return quadb, logdet
+    return _chol_quad_logdet(G, b[:P], work)
+
+
+@njit(cache=True, nogil=True)
+def leaf_install(L, b, P, Ginv, beta, scal, quadb, logdet, sigma2):
+    """Adopt the factorization L of G: G^-1, beta = G^-1 b and scal[0:3]."""
+    _install_inverse(L, b[:P], Ginv, beta)
+    scal[0] = quadb
+    scal[1] = logdet
+    scal[2] = sigma2
 
 
 @njit(cache=True, nogil=True)
 def leaf_refresh(C, b, P, m, sigma2, Ginv, beta, scal):
     """Recompute G^-1, beta = G^-1 b and scal[0:3] from the exact counts C."""
-    G = C[:P, :P].copy()
-    for i in range(P):
-        G[i, i] += m * sigma2
-    quadb, logdet, _ = _chol_quad_logdet(G, b[:P], beta)
-    inv = np.linalg.inv(G)
-    for i in range(P):
-        for k in range(P):
-            Ginv[i, k] = 0.5 * (inv[i, k] + inv[k, i])
-    for i in range(P):
-        s = 0.0
-        for k in range(P):
-            s += Ginv[i, k] * b[k]
-        beta[i] = s
-    scal[0] = quadb
-    scal[1] = logdet
-    scal[2] = sigma2
-    return not np.isnan(logdet)
+    quadb, logdet, L = leaf_factor(C, b, P, m, sigma2, beta)
+    if np.isnan(logdet):
+        return False
+    leaf_install(L, b, P, Ginv, beta, scal, quadb, logdet, sigma2)
+    return True
 
 
 @njit(cache=True, nogil=True)

@@ -44,12 +44,14 @@ from bofire_bark.engine.likelihood import (
     leaf_drop_last,
     leaf_eval,
     leaf_factor,
+    leaf_install,
     leaf_quad_logdet,
     leaf_refresh,
     leaf_swap_remove,
     n_apply,
     n_eval,
     n_factor,
+    n_install,
     n_refresh,
 )
 from bofire_bark.engine.priors import draw_rule, log_leaf_factor, log_noise_prior, split_prob
@@ -457,22 +459,29 @@ def noise_step(state, y, m, mode, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, be
         return 0
     old_ll = current_loglik(mode, nscal, lscal, Pbox[0], n_pts, m)
     new_ll = 0.0
+    quad = 0.0
+    logdet = 0.0
+    L = np.empty((0, 0))
     if mode == NSPACE:
-        quad, logdet = n_factor(A, y, m, s2_new, work)
+        quad, logdet, L = n_factor(A, y, m, s2_new, work)
         new_ll = -0.5 * (quad + logdet)
     elif mode == LEAFSPACE:
         P = Pbox[0]
-        quadb, logdetg = leaf_factor(Cmat, b, P, m, s2_new, work)
-        quad = (lscal[3] - quadb) / s2_new
-        logdet = (n_pts - P) * math.log(s2_new) + logdetg - P * math.log(m)
-        new_ll = -0.5 * (quad + logdet)
+        quad, logdet, L = leaf_factor(Cmat, b, P, m, s2_new, work)  # quad = b^T G^-1 b here
+        q_k = (lscal[3] - quad) / s2_new
+        ld_k = (n_pts - P) * math.log(s2_new) + logdet - P * math.log(m)
+        new_ll = -0.5 * (q_k + ld_k)
     log_r = (new_ll - old_ll + log_noise_prior(s2_new, shape, scale)
              - log_noise_prior(s2, shape, scale)
              + math.log(-math.expm1(-s2_new)) - math.log(-math.expm1(-s2)))
     if np.isnan(new_ll) or not math.log(uniform(state)) < log_r:
         return 0
     sigma_box[0] = s2_new
-    refresh(mode, y, m, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal, s2_new)
+    # the accepted factorization also refreshes the low-rank state from exact counts
+    if mode == NSPACE:
+        n_install(L, y, Kinv, alpha, nscal, quad, logdet)
+    elif mode == LEAFSPACE:
+        leaf_install(L, b, Pbox[0], Ginv, beta, lscal, quad, logdet, s2_new)
     stats[NOISE, 1] += 1
     return 1
 
