@@ -174,7 +174,7 @@ def main(argv=None) -> None:
     parser.add_argument("--setting", type=_setting, action="append", default=[],
                         help="extra SCIP parameter, e.g. lp/pricing=s")
     parser.add_argument("--rough", action="store_true", help="the rough test function")
-    parser.add_argument("--cuts", type=int, default=0,
+    parser.add_argument("--cuts", type=int, default=8,
                         help="tangent cuts of the sigma cones at this many starting points")
     parser.add_argument("--prior-beta", type=float, default=None,
                         help="forests from the tree prior with this depth exponent beta "

@@ -138,7 +138,7 @@ def optimize_acquisition(
     n_sweeps: int = 3,
     seed: int | None = 0,
     isolate: bool = True,
-    n_cuts: int = 0,
+    n_cuts: int = 8,
 ) -> AcquisitionResult:
     """Maximize the integrated UCB (1/S) sum_s [sign mu_s(x) + kappa sigma_s(x)] over the domain.
 
@@ -157,7 +157,8 @@ def optimize_acquisition(
         seed: seeds the starting sample and the solver's randomization.
         isolate: run SCIP in a child process (a native crash then falls back to the incumbent).
         n_cuts: tangent planes of every sample's sigma cone added at this many good points of
-            the starting sample (valid for all points; see ``acquisition``).
+            the starting sample (valid for all points; see ``acquisition.tangent_cuts``).
+            Default 8: at paper scale they halved the time to a 10 % gap (benchmark).
 
     Raises:
         ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
