@@ -137,8 +137,9 @@ def run_case(case: str, args) -> None:
     for c in CHECKPOINTS:
         if c <= args.time_limit + 1e-9:
             primal, gap = at(out.trace, c)
-            if np.isnan(primal):  # no event yet: the root LP is still being solved
-                cells.append(f"{c:.0f}s: obj {v0:.4f} (start) gap - (root LP running)")
+            if np.isnan(primal):  # no log line yet: the root LP is still being solved
+                given = "none" if args.no_start else f"{v0:.4f} (start)"
+                cells.append(f"{c:.0f}s: obj {given} gap - (root LP running)")
             else:
                 cells.append(f"{c:.0f}s: obj {primal:.4f} gap {100 * gap:.1f}%")
     print(f"  SCIP {out.status}: obj {out.objective:.4f}, bound {out.bound:.4f}, gap "
