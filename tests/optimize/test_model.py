@@ -73,6 +73,7 @@ def test_optimum_is_the_engine_ucb_and_beats_random(mixed, isolate):
                                isolate=isolate, n_random=50, n_starts=1, n_sweeps=1)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(res.ucb, rel=1e-6, abs=1e-9)
+    assert res.ucb >= res.incumbent_ucb
     systems = post.systems()
     assert systems.integrated_ucb(space.encode(res.candidate), kappa, 1.0)[0] == pytest.approx(
         res.ucb, rel=1e-12)
@@ -131,3 +132,29 @@ def test_scip_log_is_parsed_into_a_trace():
     assert trace[0] == pytest.approx((0.1, 3.387625, 32.52767, 8.6019))
     assert trace[1][0] == 12.5 and np.isnan(trace[1][1]) and trace[1][3] == np.inf
     assert len(trace) == 2
+
+
+def test_degenerate_features():
+    """A fixed continuous feature and a categorical with one allowed category (BoFire refuses
+    a one-value discrete input)."""
+    from bofire.data_models.domain.api import Domain, Inputs
+    from bofire.data_models.features.api import (
+        CategoricalInput,
+        ContinuousInput,
+        DiscreteInput,
+    )
+    from conftest import fit
+
+    domain = Domain(inputs=Inputs(features=[
+        ContinuousInput(key="a", bounds=(0.5, 0.5)),
+        ContinuousInput(key="b", bounds=(0, 1)),
+        DiscreteInput(key="d", values=[2.0, 5.0]),
+        CategoricalInput(key="c", categories=["u", "v"], allowed=[False, True]),
+    ]))
+    X = np.column_stack([np.full(8, 0.5), np.linspace(0, 1, 8), np.repeat([0.0, 1.0], 4),
+                         np.tile([0.0, 1.0], 4)])
+    space, post = fit(domain, lambda X: X[:, 1] + X[:, 3] - X[:, 2], X=X)
+    res = optimize_acquisition(post, domain, space, mip_gap=0.0, isolate=False)
+    row = res.candidate.iloc[0]
+    assert row["a"] == 0.5 and row["d"] in (2.0, 5.0) and row["c"] == "v"
+    assert res.objective == pytest.approx(res.ucb, rel=1e-6)
