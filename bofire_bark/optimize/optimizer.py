@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ from bofire_bark.optimize.constraints import (
     feasible,
     input_box,
 )
+from bofire_bark.optimize.domain_constraints import NonlinearSpec
 from bofire_bark.optimize.ensemble import build_ensemble
 from bofire_bark.optimize.incumbent import find_incumbent
 from bofire_bark.optimize.model import AcquisitionProblem, with_tangent_cuts
@@ -165,19 +167,22 @@ def optimize_acquisition(
         InfeasibleDomainError: the constraints admit no candidate (or none was found in time).
     """
     _validate(kappa, sign, time_limit, mip_gap)
-    problem, systems = build_problem(posterior, domain, space, kappa, sign, pending)
-    name = resolve_solver(solver, problem)
-    box = problem.box
-
-    def score(X):
-        return systems.integrated_ucb(X, kappa, sign)
-
-    def is_feasible(X):
-        return feasible(domain, space, box, X, tol=1e-6)
-
-    # the SCIP child imports its modules while the starting sample is searched
+    specs = constraint_specs(domain, space)  # refuses unsupported constraints first
+    shape = SimpleNamespace(kappa=float(kappa), linear=float(kappa) == 0.0 and not any(
+        isinstance(c, NonlinearSpec) for c in specs))
+    name = resolve_solver(solver, shape)
+    # the SCIP child imports its modules while the problem and the start are prepared
     child = ScipChild() if name == "scip" and isolate else None
     try:
+        problem, systems = build_problem(posterior, domain, space, kappa, sign, pending)
+        box = problem.box
+
+        def score(X):
+            return systems.integrated_ucb(X, kappa, sign)
+
+        def is_feasible(X):
+            return feasible(domain, space, box, X, tol=1e-6)
+
         t0 = time.perf_counter()
         start = find_incumbent(box, problem.constraints, problem.ensemble.thresholds,
                                problem.delta, score, is_feasible, n_random, n_starts,

@@ -89,7 +89,10 @@ def _importable(module: str) -> bool:
 
 
 def resolve_solver(name: str, problem: AcquisitionProblem) -> str:
-    """The solver to use for ``name``; errors say what to install or why a model is refused."""
+    """The solver to use for ``name``; errors say what to install or why a model is refused.
+
+    ``problem`` needs only ``kappa`` and ``linear`` (any object with these attributes).
+    """
     name = str(name).lower()
     if name not in SOLVERS:
         raise ValueError(
