@@ -139,10 +139,8 @@ def run_case(case: str, args) -> None:
         problem = with_tangent_cuts(problem, start.pool[:args.cuts])
     inc_time = time.perf_counter() - t0
     print(f"  start: integrated UCB {v0:.4f} in {inc_time:.2f}s", flush=True)
-    for key, value in args.setting:
-        solvers.SCIP_SETTINGS[key] = value
     out = solvers.solve(problem, "scip", None if args.no_start else x0, args.time_limit,
-                        args.gap, seed=0, isolate=True)
+                        args.gap, seed=0, isolate=True, options=dict(args.setting))
     reached = next((p[0] for p in out.trace if p[3] <= 0.1), float("nan"))
     cells = []
     for c in CHECKPOINTS:
@@ -184,7 +182,8 @@ def main(argv=None) -> None:
     parser.add_argument("--n-starts", type=int, default=4)
     parser.add_argument("--sweeps", type=int, default=3)
     parser.add_argument("--setting", type=_setting, action="append", default=[],
-                        help="extra SCIP parameter, e.g. lp/pricing=s")
+                        help="extra SCIP parameter, e.g. lp/pricing=s, or emphasis=optimality"
+                             " / heuristics=off")
     parser.add_argument("--rough", action="store_true", help="the rough test function")
     parser.add_argument("--cuts", type=int, default=8,
                         help="tangent cuts of the sigma cones at this many starting points")

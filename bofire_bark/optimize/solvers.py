@@ -49,6 +49,7 @@ SCIP_SETTINGS = {
 IPOPT_OPTIONS = "mumps_pivot_order 0\n"
 
 
+
 @dataclass
 class SolveOutcome:
     """What a solver run returned.
@@ -137,19 +138,22 @@ def check_linear(m: pyo.ConcreteModel) -> None:
 
 def solve(problem: AcquisitionProblem, solver: str, x0: np.ndarray | None, time_limit: float,
           mip_gap: float, seed: int = 0, isolate: bool = True,
-          child: ScipChild | None = None) -> SolveOutcome:
+          child: ScipChild | None = None, options: dict | None = None) -> SolveOutcome:
     """Build and solve the MIP with a resolved ``solver``; never raises on solver failure.
 
-    SCIP runs in ``child`` (a started :class:`ScipChild`) or, with ``isolate``, a new one.
+    SCIP runs in ``child`` (a started :class:`ScipChild`) or, with ``isolate``, a new one;
+    ``options`` are SCIP parameters on top of ``SCIP_SETTINGS`` (plus "emphasis" and
+    "heuristics" meta-settings), passed to the child with the job.
     """
+    job = (problem, x0, time_limit, mip_gap, seed, options)
     if solver == "scip" and child is not None:
-        return child.solve(problem, x0, time_limit, mip_gap, seed)
+        return child.solve(*job)
     if solver == "scip" and isolate:
-        return _solve_isolated(problem, x0, time_limit, mip_gap, seed)
-    return _solve_here(problem, solver, x0, time_limit, mip_gap, seed)
+        return _solve_isolated(*job)
+    return _solve_here(problem, solver, x0, time_limit, mip_gap, seed, options)
 
 
-def _solve_here(problem, solver, x0, time_limit, mip_gap, seed) -> SolveOutcome:
+def _solve_here(problem, solver, x0, time_limit, mip_gap, seed, options=None) -> SolveOutcome:
     from bofire_bark.optimize.decode import solution_x
 
     start = time.perf_counter()
@@ -158,7 +162,7 @@ def _solve_here(problem, solver, x0, time_limit, mip_gap, seed) -> SolveOutcome:
         set_start(m, problem, x0)
     build_time = time.perf_counter() - start
     if solver == "scip":
-        out = _run_scip(m, time_limit, mip_gap, seed, x0 is not None)
+        out = _run_scip(m, time_limit, mip_gap, seed, x0 is not None, options)
     elif solver == "highs":
         check_linear(m)
         out = _run_contrib(m, "highs", time_limit, mip_gap)
@@ -257,7 +261,7 @@ def parse_scip_log(text: str) -> list[tuple[float, float, float, float]]:
     return points
 
 
-def _run_scip(m, time_limit, mip_gap, seed, has_start) -> SolveOutcome:
+def _run_scip(m, time_limit, mip_gap, seed, has_start, options=None) -> SolveOutcome:
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
 
@@ -273,7 +277,18 @@ def _run_scip(m, time_limit, mip_gap, seed, has_start) -> SolveOutcome:
     scip_model.setParam("limits/gap", float(mip_gap))
     scip_model.setParam("randomization/randomseedshift", int(seed) % (2**31))
     scip_model.setParam("nlpi/ipopt/optfile", ipopt_optfile())
-    for key, value in SCIP_SETTINGS.items():
+    settings = {**SCIP_SETTINGS, **(options or {})}
+    # meta-settings first: "emphasis" (a SCIP_PARAMEMPHASIS name, e.g. "optimality") and
+    # "heuristics" (a SCIP_PARAMSETTING name, e.g. "off")
+    emphasis, heuristics = settings.pop("emphasis", None), settings.pop("heuristics", None)
+    if emphasis or heuristics:
+        from pyscipopt import SCIP_PARAMEMPHASIS, SCIP_PARAMSETTING
+
+        if emphasis:
+            scip_model.setEmphasis(getattr(SCIP_PARAMEMPHASIS, str(emphasis).upper()))
+        if heuristics:
+            scip_model.setHeuristics(getattr(SCIP_PARAMSETTING, str(heuristics).upper()))
+    for key, value in settings.items():
         scip_model.setParam(key, value)
     if has_start:
         sol = scip_model.createSol()
@@ -361,9 +376,9 @@ def child_main(args: list[str]) -> None:
     data = sys.stdin.buffer.read()
     if not data:
         return  # the parent gave up before sending a job
-    problem, x0, time_limit, mip_gap, seed = pickle.loads(data)
+    problem, x0, time_limit, mip_gap, seed, options = pickle.loads(data)
     try:
-        out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed)
+        out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed, options)
     except Exception as err:  # report, do not hang the parent
         out = SolveOutcome("scip", "failed", message=f"{type(err).__name__}: {err}")
     tmp = args[0] + ".tmp"
@@ -411,12 +426,12 @@ class ScipChild:
                 stream.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
-    def solve(self, problem, x0, time_limit, mip_gap, seed) -> SolveOutcome:
+    def solve(self, problem, x0, time_limit, mip_gap, seed, options=None) -> SolveOutcome:
         import pickle
         import subprocess
 
         t0 = time.perf_counter()
-        payload = pickle.dumps((problem, x0, time_limit, mip_gap, seed))
+        payload = pickle.dumps((problem, x0, time_limit, mip_gap, seed, options))
         try:
             _, err = self.proc.communicate(payload, timeout=1.5 * float(time_limit) + 120.0)
             code, err = self.proc.returncode, err.decode(errors="replace")
@@ -440,6 +455,6 @@ class ScipChild:
         return out
 
 
-def _solve_isolated(problem, x0, time_limit, mip_gap, seed) -> SolveOutcome:
+def _solve_isolated(problem, x0, time_limit, mip_gap, seed, options=None) -> SolveOutcome:
     with ScipChild() as child:
-        return child.solve(problem, x0, time_limit, mip_gap, seed)
+        return child.solve(problem, x0, time_limit, mip_gap, seed, options)

@@ -83,3 +83,14 @@ def test_minimize_and_maximize_pick_opposite_ends(line):
                               isolate=False)
     assert hi.candidate["x"].iloc[0] > 0.8
     assert lo.candidate["x"].iloc[0] < 0.2
+
+
+def test_scip_options_reach_the_child_process(continuous3):
+    domain, space, post = continuous3
+    problem, _ = build_problem(post, domain, space)
+    out = solvers_module.solve(problem, "scip", None, 10.0, 0.1, isolate=True,
+                               options={"no/such/parameter": 1})
+    assert out.status == "failed" and "parameter" in out.message
+    out = solvers_module.solve(problem, "scip", None, 10.0, 0.1, isolate=True,
+                               options={"heuristics": "off", "lp/pricing": "s"})
+    assert out.status in ("optimal", "gap")
