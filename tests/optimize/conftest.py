@@ -1,39 +1,9 @@
-"""Small posteriors shared by the optimizer tests (2 chains x 2 samples, few trees)."""
+"""Session fixtures of the optimizer tests (helpers in ``acq_helpers``)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from bofire.data_models.domain.api import Domain, Inputs
-from bofire.data_models.features.api import CategoricalInput, ContinuousInput, DiscreteInput
-
-from bofire_bark.engine import MCMCSettings, fit_posterior
-from bofire_bark.space import SplitSpace
-
-
-def fit(domain: Domain, f, n: int = 12, n_trees: int = 6, seed: int = 0, X=None):
-    """(space, posterior) of BARK fitted to ``f`` on ``n`` random points of ``domain``."""
-    space = SplitSpace.from_domain(domain)
-    if X is None:
-        X = space.encode(domain.inputs.sample(n, seed=seed))
-    y = f(X)
-    post = fit_posterior(X, y, space.engine_arrays(), MCMCSettings(n_trees=n_trees),
-                         n_chains=2, n_samples=2, thinning=10, burn_in=100, seed=seed)
-    return space, post
-
-
-def mixed_domain(constraints=()) -> Domain:
-    inputs = Inputs(features=[
-        ContinuousInput(key="x1", bounds=(0, 1)),
-        ContinuousInput(key="x2", bounds=(-1, 2)),
-        DiscreteInput(key="d", values=[0.5, 1.0, 3.0]),
-        CategoricalInput(key="c", categories=["a", "b", "c"], allowed=[True, True, False]),
-    ])
-    return Domain(inputs=inputs, constraints=list(constraints))
-
-
-def mixed_f(X):
-    return np.sin(3 * X[:, 0]) + X[:, 1] + 0.5 * X[:, 2] + (X[:, 3] == 1)
+from acq_helpers import continuous_domain, fit, mixed_domain, mixed_f
 
 
 @pytest.fixture(scope="session")
@@ -41,11 +11,6 @@ def mixed():
     domain = mixed_domain()
     space, post = fit(domain, mixed_f)
     return domain, space, post
-
-
-def continuous_domain(d: int = 3, constraints=()) -> Domain:
-    inputs = Inputs(features=[ContinuousInput(key=f"x{i}", bounds=(0, 1)) for i in range(d)])
-    return Domain(inputs=inputs, constraints=list(constraints))
 
 
 @pytest.fixture(scope="session")

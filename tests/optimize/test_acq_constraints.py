@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from acq_helpers import continuous_domain, fit, mixed_domain
 from bofire.data_models.constraints.api import (
     InterpointEqualityConstraint,
     LinearEqualityConstraint,
@@ -19,7 +20,6 @@ from bofire.data_models.constraints.api import (
 )
 from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import ContinuousInput
-from conftest import continuous_domain, fit, mixed_domain
 
 from bofire_bark.optimize import (
     SUPPORTED_CONSTRAINTS,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from acq_helpers import fit
 from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import ContinuousInput
-from conftest import fit
 
 from bofire_bark.optimize import build_problem, optimize_acquisition, resolve_solver
 from bofire_bark.optimize import solvers as solvers_module

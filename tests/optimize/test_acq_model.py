@@ -137,13 +137,13 @@ def test_scip_log_is_parsed_into_a_trace():
 def test_degenerate_features():
     """A fixed continuous feature and a categorical with one allowed category (BoFire refuses
     a one-value discrete input)."""
+    from acq_helpers import fit
     from bofire.data_models.domain.api import Domain, Inputs
     from bofire.data_models.features.api import (
         CategoricalInput,
         ContinuousInput,
         DiscreteInput,
     )
-    from conftest import fit
 
     domain = Domain(inputs=Inputs(features=[
         ContinuousInput(key="a", bounds=(0.5, 0.5)),
