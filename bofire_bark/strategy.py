@@ -11,7 +11,7 @@ from bofire.strategies.predictives.predictive import PredictiveStrategy
 
 from bofire_bark.data_models.strategy import BARKStrategy as DataModel
 from bofire_bark.data_models.surrogate import BARKSurrogate as SurrogateDataModel
-from bofire_bark.surrogate import BARKSurrogate
+from bofire_bark.surrogate import BARKSurrogate, _bar
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ class BARKStrategy(PredictiveStrategy):
         self.n_start_points = data_model.n_start_points
         self.progress_bar = data_model.progress_bar
         self.surrogate = BARKSurrogate(surrogate_data_model(data_model))
+        self.surrogate.progress_bar = self.progress_bar
         self.space = self.surrogate.space
         output = self.domain.outputs.get_by_objective()[0]
         self.output_key = output.key
@@ -69,8 +70,6 @@ class BARKStrategy(PredictiveStrategy):
         return self.surrogate._predict(transformed[self.domain.inputs.get_keys()])
 
     def _ask(self, candidate_count: int | None = None) -> pd.DataFrame:
-        from bofire_bark.optimize import optimize_acquisition
-
         n = candidate_count or 1
         posterior = self.surrogate.posterior
         if posterior is None:
@@ -80,16 +79,38 @@ class BARKStrategy(PredictiveStrategy):
             pending.append(self.space.encode(self.candidates))
         chosen = []
         self.last_results = []
-        for i in range(n):
-            X_pending = np.vstack(pending) if pending else None
-            result = optimize_acquisition(
-                posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
-                pending=X_pending, solver=self.solver, time_limit=self.time_limit,
-                mip_gap=self.mip_gap, n_random=self.n_start_points,
-                seed=self._get_seed() if self._data_model.seed is None
-                else self._data_model.seed + i)
-            self.last_results.append(result)
-            logger.info("BARK ask %d/%d: %s", i + 1, n, result.summary())
-            chosen.append(result.candidate)
-            pending.append(result.x.reshape(1, -1))
+        with _bar(self.progress_bar, n, "BARK ask") as bar:
+            for i in range(n):
+                result = self._solve(posterior, pending, i)
+                # a repeat of a point already in the batch (the acquisition can still peak in
+                # the same cell after conditioning): condition on it once more and re-solve
+                for _ in range(2):
+                    if not _repeats(result.x, pending):
+                        break
+                    pending.append(result.x.reshape(1, -1))
+                    result = self._solve(posterior, pending, i)
+                if _repeats(result.x, pending):
+                    logger.warning("BARK ask %d/%d repeats an earlier candidate of this batch",
+                                   i + 1, n)
+                self.last_results.append(result)
+                logger.info("BARK ask %d/%d: %s", i + 1, n, result.summary())
+                chosen.append(result.candidate)
+                pending.append(result.x.reshape(1, -1))
+                bar.update(1)
         return pd.concat(chosen, ignore_index=True)[self.domain.inputs.get_keys()]
+
+    def _solve(self, posterior, pending: list[np.ndarray], i: int):
+        from bofire_bark.optimize import optimize_acquisition
+
+        return optimize_acquisition(
+            posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
+            pending=np.vstack(pending) if pending else None, solver=self.solver,
+            time_limit=self.time_limit, mip_gap=self.mip_gap, n_random=self.n_start_points,
+            seed=self._get_seed() if self._data_model.seed is None
+            else self._data_model.seed + i)
+
+
+def _repeats(x: np.ndarray, pending: list[np.ndarray]) -> bool:
+    """Whether encoded point ``x`` equals a row of the pending blocks."""
+    return any(np.any(np.all(np.isclose(block, x, rtol=0.0, atol=1e-9), axis=1))
+               for block in pending)

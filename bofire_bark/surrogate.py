@@ -30,6 +30,13 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
     )
 
 
+def _bar(enabled: bool, total: int, desc: str):
+    """A tqdm progress bar, or a silent stand-in with the same ``update``."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
+
+
 class BARKSurrogate(Surrogate, TrainableSurrogate):
     """BARK: GP with a forest kernel whose trees and noise are sampled by MCMC.
 
@@ -45,6 +52,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.posterior: Posterior | None = None
         self.chains: list[Chain] | None = None
         self.n_fits = 0
+        self.progress_bar = False  # set by the strategy when the user asks for one
         super().__init__(data_model=data_model, **kwargs)
 
     @property
@@ -75,10 +83,12 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
             logger.info("BARK: %s %d chains on %d points (%s)", "continuing" if warm else
                         "starting", s.n_chains, len(y), "no burn-in" if warm and
                         not s.warm_start_burn_in else "with burn-in")
-            self.posterior = fit_posterior(
-                Xe, y, space, mcmc_settings(s), n_chains=s.n_chains, n_samples=s.n_samples,
-                thinning=s.thinning, burn_in=s.warm_start_burn_in if warm else s.burn_in,
-                seed=s.seed, chains=self.chains if warm else None)
+            with _bar(self.progress_bar, s.n_chains * (s.n_samples + 1), "BARK MCMC") as bar:
+                self.posterior = fit_posterior(
+                    Xe, y, space, mcmc_settings(s), n_chains=s.n_chains,
+                    n_samples=s.n_samples, thinning=s.thinning,
+                    burn_in=s.warm_start_burn_in if warm else s.burn_in, seed=s.seed,
+                    chains=self.chains if warm else None, progress=bar.update)
             self.chains = self.posterior.chains
         self.n_fits += 1
         logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples,

@@ -95,11 +95,13 @@ def fit_posterior(
     seed: int | None = None,
     chains: list[Chain] | None = None,
     n_jobs: int | None = None,
+    progress=None,
 ) -> Posterior:
     """Sample BARK's posterior given encoded inputs ``X`` (N, D) and outputs ``y`` (N,).
 
     Pass ``chains`` from an earlier posterior to continue them with the new data (warm start,
     as BO does between iterations); ``burn_in`` then applies to the continued chains.
+    ``progress`` is called with 1 after each chain's burn-in and after each kept sample.
     """
     settings = settings or MCMCSettings()
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -108,7 +110,7 @@ def fit_posterior(
         chains = [Chain(space, settings, st) for st in seed_states(seed, n_chains)]
     for chain in chains:
         chain.set_data(X, ys)  # before the threads start: set_data limits BLAS itself
-    samples = run_chains(chains, burn_in, n_samples, thinning, n_jobs=n_jobs)
+    samples = run_chains(chains, burn_in, n_samples, thinning, n_jobs=n_jobs, progress=progress)
     kinds, lower, upper, n_values = space
     return Posterior(samples, kinds, lower, upper, n_values, X, ys, y_mean, y_std, chains)
 

@@ -335,19 +335,26 @@ def stack_samples(samples: list[tuple[dict[str, np.ndarray], float]]) -> dict[st
 
 
 def run_chains(chains: list[Chain], burn_in: int, n_samples: int, thinning: int,
-               n_jobs: int | None = None) -> dict[str, np.ndarray]:
+               n_jobs: int | None = None, progress=None) -> dict[str, np.ndarray]:
     """Burn in each chain, then keep ``n_samples`` samples ``thinning`` sweeps apart.
 
     Chains run in threads; each is deterministic given its own generator state, so the result
-    does not depend on scheduling. Samples are ordered chain by chain.
+    does not depend on scheduling. Samples are ordered chain by chain. ``progress``, if given,
+    is called with 1 after each chain's burn-in and after each kept sample.
     """
+
+    def tick():
+        if progress is not None:
+            progress(1)
 
     def one(chain: Chain):
         chain._run(burn_in)
+        tick()
         kept = []
         for _ in range(n_samples):
             chain._run(thinning)
             kept.append(chain.snapshot())
+            tick()
         return kept
 
     workers = n_jobs or min(len(chains), max(1, _cpu_count()))

@@ -251,3 +251,11 @@ def test_chains_run_in_threads_give_chain_order(n_jobs):
         cap = single["feat"].shape[2]
         part = {k: (v[:, :, :cap] if v.ndim > 1 else v) for k, v in part.items()}
         assert_same_samples(single, part)
+
+
+def test_progress_is_reported_per_burn_in_and_per_sample():
+    X, y, space = small_problem()
+    ticks = []
+    fit_posterior(X, y, space, MCMCSettings(n_trees=5), n_chains=3, n_samples=2, thinning=2,
+                  burn_in=3, seed=0, n_jobs=2, progress=ticks.append)
+    assert ticks == [1] * (3 * (2 + 1))
