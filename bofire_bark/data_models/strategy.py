@@ -6,13 +6,8 @@ from typing import Annotated, Literal
 
 from bofire.data_models.constraints.api import (
     Constraint,
-    LinearEqualityConstraint,
-    LinearInequalityConstraint,
-    NChooseKConstraint,
     NonlinearEqualityConstraint,
     NonlinearInequalityConstraint,
-    ProductEqualityConstraint,
-    ProductInequalityConstraint,
 )
 from bofire.data_models.domain.api import Domain
 from bofire.data_models.features.api import ContinuousOutput, Feature
@@ -23,22 +18,10 @@ from pydantic import Field, field_validator
 
 from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 
-# Constraint types the acquisition MIP expresses exactly (bofire_bark.optimize).
-SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
-    LinearEqualityConstraint,
-    LinearInequalityConstraint,
-    NChooseKConstraint,
-    NonlinearEqualityConstraint,
-    NonlinearInequalityConstraint,
-    ProductEqualityConstraint,
-    ProductInequalityConstraint,
-)
+# What the MIP can express is declared next to it, in a module free of Pyomo.
+from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS, TRANSLATABLE_FUNCTIONS
 
 SOLVERS = ("auto", "scip", "gurobi", "highs")
-
-# sympy function names that have Pyomo counterparts (sqrt is a power in sympy).
-TRANSLATABLE_FUNCTIONS = frozenset(
-    {"exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh"})
 
 
 class BARKStrategy(PredictiveStrategy):
@@ -105,7 +88,7 @@ class BARKStrategy(PredictiveStrategy):
                         f"constraint {i} ({type(c).__name__}): cannot parse expression "
                         f"'{c.expression}': {err}") from err
                 unknown = {str(s) for s in expr.free_symbols} - keys
-                functions = {type(f).__name__ for f in expr.atoms(sympy.Function)}
+                functions = {type(f).__name__.lower() for f in expr.atoms(sympy.Function)}
                 if functions - TRANSLATABLE_FUNCTIONS:
                     raise ValueError(
                         f"constraint {i} ({type(c).__name__}): expression '{c.expression}' uses "
