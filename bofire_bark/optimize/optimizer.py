@@ -30,7 +30,7 @@ from bofire_bark.optimize.domain_constraints import NonlinearSpec
 from bofire_bark.optimize.ensemble import build_ensemble
 from bofire_bark.optimize.incumbent import find_incumbent
 from bofire_bark.optimize.model import AcquisitionProblem, with_tangent_cuts
-from bofire_bark.optimize.solvers import ScipChild, resolve_solver, solve
+from bofire_bark.optimize.solvers import resolve_solver, scip_worker, solve
 
 logger = logging.getLogger(__name__)
 
@@ -171,33 +171,28 @@ def optimize_acquisition(
     shape = SimpleNamespace(kappa=float(kappa), linear=float(kappa) == 0.0 and not any(
         isinstance(c, NonlinearSpec) for c in specs))
     name = resolve_solver(solver, shape)
-    # the SCIP child imports its modules while the problem and the start are prepared
-    child = ScipChild() if name == "scip" and isolate else None
-    try:
-        problem, systems = build_problem(posterior, domain, space, kappa, sign, pending)
-        box = problem.box
+    if name == "scip" and isolate:
+        scip_worker()  # a new worker imports its modules while the problem is prepared
+    problem, systems = build_problem(posterior, domain, space, kappa, sign, pending)
+    box = problem.box
 
-        def score(X):
-            return systems.integrated_ucb(X, kappa, sign)
+    def score(X):
+        return systems.integrated_ucb(X, kappa, sign)
 
-        def is_feasible(X):
-            return feasible(domain, space, box, X, tol=1e-6)
+    def is_feasible(X):
+        return feasible(domain, space, box, X, tol=1e-6)
 
-        t0 = time.perf_counter()
-        start = find_incumbent(box, problem.constraints, problem.ensemble.thresholds,
-                               problem.delta, score, is_feasible, n_random, n_starts,
-                               n_sweeps, seed)
-        x0, v0, n_ok = start.x, start.value, start.n_feasible
-        if n_cuts > 0 and len(start.pool):
-            problem = with_tangent_cuts(problem, start.pool[:n_cuts])
-        incumbent_time = time.perf_counter() - t0
-        logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)", v0,
-                    n_ok, incumbent_time)
-        out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate,
-                    child=child)
-    finally:
-        if child is not None:
-            child.close()
+    t0 = time.perf_counter()
+    start = find_incumbent(box, problem.constraints, problem.ensemble.thresholds,
+                           problem.delta, score, is_feasible, n_random, n_starts,
+                           n_sweeps, seed)
+    x0, v0, n_ok = start.x, start.value, start.n_feasible
+    if n_cuts > 0 and len(start.pool):
+        problem = with_tangent_cuts(problem, start.pool[:n_cuts])
+    incumbent_time = time.perf_counter() - t0
+    logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)", v0,
+                n_ok, incumbent_time)
+    out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate)
     if out.status == "failed":
         logger.warning("solver %s failed (%s); returning the starting point", name, out.message)
     chosen, ucb, status = x0, v0, "incumbent"

@@ -14,11 +14,14 @@ Every solve gets the incumbent as a complete start (all variables set).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import os
+import struct
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -138,16 +141,14 @@ def check_linear(m: pyo.ConcreteModel) -> None:
 
 def solve(problem: AcquisitionProblem, solver: str, x0: np.ndarray | None, time_limit: float,
           mip_gap: float, seed: int = 0, isolate: bool = True,
-          child: ScipChild | None = None, options: dict | None = None) -> SolveOutcome:
+          options: dict | None = None) -> SolveOutcome:
     """Build and solve the MIP with a resolved ``solver``; never raises on solver failure.
 
-    SCIP runs in ``child`` (a started :class:`ScipChild`) or, with ``isolate``, a new one;
-    ``options`` are SCIP parameters on top of ``SCIP_SETTINGS`` (plus "emphasis" and
-    "heuristics" meta-settings), passed to the child with the job.
+    With ``isolate``, SCIP runs in the worker process (:func:`scip_worker`); ``options`` are
+    SCIP parameters on top of ``SCIP_SETTINGS`` (plus "emphasis" and "heuristics"
+    meta-settings), passed with the job.
     """
     job = (problem, x0, time_limit, mip_gap, seed, options)
-    if solver == "scip" and child is not None:
-        return child.solve(*job)
     if solver == "scip" and isolate:
         return _solve_isolated(*job)
     return _solve_here(problem, solver, x0, time_limit, mip_gap, seed, options)
@@ -356,105 +357,144 @@ def _run_contrib(m, name, time_limit, mip_gap) -> SolveOutcome:
     return out
 
 
-# ---- the SCIP child process -------------------------------------------------------------------
-# A plain subprocess (``python .../optimize/_scip_child.py IN OUT``) rather than
-# multiprocessing: spawn and forkserver re-import the caller's main module, which breaks
-# scripts without a ``__main__`` guard.
+# ---- the SCIP worker process ------------------------------------------------------------------
+# A plain subprocess (``python .../optimize/_scip_child.py``) rather than multiprocessing: spawn
+# and forkserver re-import the caller's main module, which breaks scripts without a
+# ``__main__`` guard. The worker stays up between solves (the strategy solves once per
+# candidate) and is replaced when it dies; jobs arrive on its stdin as length-prefixed pickles
+# and outcomes go to a file per job.
+
+_HEADER = struct.Struct("<Q")
 
 
 def child_main(args: list[str]) -> None:
-    """Entry of the child: read the pickled job from stdin (the child starts, and imports SCIP
-    and Pyomo, before the parent has the job ready), pickle the outcome to ``args[0]``."""
+    """Entry of the worker: solve jobs from stdin until it closes."""
     import pickle
 
-    # imports the job needs, done while the parent still prepares it
+    # imports every job needs, done while the parent prepares the first one
     import pyomo.contrib.solver.solvers.scip.scip_direct  # noqa: F401
     import pyscipopt  # noqa: F401
 
     from bofire_bark.optimize import decode  # noqa: F401
 
-    data = sys.stdin.buffer.read()
-    if not data:
-        return  # the parent gave up before sending a job
-    problem, x0, time_limit, mip_gap, seed, options = pickle.loads(data)
-    try:
-        out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed, options)
-    except Exception as err:  # report, do not hang the parent
-        out = SolveOutcome("scip", "failed", message=f"{type(err).__name__}: {err}")
-    tmp = args[0] + ".tmp"
-    with open(tmp, "wb") as f:
-        pickle.dump(out, f)
-    os.replace(tmp, args[0])
+    stdin = sys.stdin.buffer
+    while True:
+        header = stdin.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return  # the parent closed the pipe or exited
+        data = stdin.read(_HEADER.unpack(header)[0])
+        result, job = pickle.loads(data)
+        problem, x0, time_limit, mip_gap, seed, options = job
+        try:
+            out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed, options)
+        except Exception as err:  # report, do not hang the parent
+            out = SolveOutcome("scip", "failed", message=f"{type(err).__name__}: {err}")
+        with open(result + ".tmp", "wb") as f:
+            pickle.dump(out, f)
+        os.replace(result + ".tmp", result)
 
 
 def child_script() -> str:
-    """Path of the script the SCIP child runs."""
+    """Path of the script the SCIP worker runs."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scip_child.py")
 
 
-class ScipChild:
-    """A SCIP child process, started early so that its imports overlap the parent's work.
-
-    Use as a context manager; ``solve`` sends the job and waits. A child that dies (a native
-    abort) or overruns its deadline yields a "failed" outcome, never an exception.
-    """
+class ScipWorker:
+    """A SCIP worker process; a native crash in it ends only the worker."""
 
     def __init__(self) -> None:
         import subprocess
 
         self._dir = tempfile.mkdtemp(prefix="bark_scip_")
-        self.result = os.path.join(self._dir, "out.pkl")
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen([sys.executable, child_script(), self.result],
-                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+        self._stderr = open(os.path.join(self._dir, "stderr.txt"), "wb")  # noqa: SIM115
+        self._jobs = 0
+        self.proc = subprocess.Popen([sys.executable, child_script()], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=self._stderr)
 
-    def __enter__(self) -> ScipChild:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
     def close(self) -> None:
         import shutil
 
-        if self.proc.poll() is None:
+        if self.alive():
+            try:
+                self.proc.stdin.close()  # the worker exits at end of input
+                self.proc.wait(2.0)
+            except Exception:  # a worker stuck in a solve
+                self.proc.kill()
+        if self.alive():
             self.proc.kill()
         self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
+        self._stderr.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
+    def _stderr_tail(self) -> str:
+        try:
+            with open(os.path.join(self._dir, "stderr.txt"), errors="replace") as f:
+                return " | ".join(f.read().strip().splitlines()[-3:])
+        except OSError:
+            return ""
+
     def solve(self, problem, x0, time_limit, mip_gap, seed, options=None) -> SolveOutcome:
+        """Send one job and wait; a dead or overrunning worker yields a "failed" outcome."""
         import pickle
-        import subprocess
 
         t0 = time.perf_counter()
-        payload = pickle.dumps((problem, x0, time_limit, mip_gap, seed, options))
+        self._jobs += 1
+        result = os.path.join(self._dir, f"out{self._jobs}.pkl")
+        payload = pickle.dumps((result, (problem, x0, time_limit, mip_gap, seed, options)))
         try:
-            _, err = self.proc.communicate(payload, timeout=1.5 * float(time_limit) + 120.0)
-            code, err = self.proc.returncode, err.decode(errors="replace")
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code, err = None, "timed out"
-        except (BrokenPipeError, OSError) as e:  # the child died before reading the job
-            self.proc.wait()
-            code, err = self.proc.returncode, str(e)
-        if not os.path.exists(self.result):
-            tail = (err or "").strip().splitlines()[-3:]
+            self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.proc.stdin.flush()
+        except OSError:  # died before reading the job
+            pass
+        deadline = t0 + 1.5 * float(time_limit) + 120.0
+        while not os.path.exists(result) and self.alive() and time.perf_counter() < deadline:
+            time.sleep(0.02)
+        if not os.path.exists(result):
+            if self.alive():
+                self.proc.kill()
+                reason = "it overran its deadline and was stopped"
+            else:
+                reason = f"it ended with exit code {self.proc.wait()}"
             return SolveOutcome("scip", "failed", message=(
-                f"the SCIP process ended without a result (exit code {code}): "
-                + " | ".join(tail)))
-        with open(self.result, "rb") as f:
+                f"the SCIP process gave no result: {reason}: {self._stderr_tail()}"))
+        with open(result, "rb") as f:
             out = pickle.load(f)
+        os.unlink(result)
         overhead = time.perf_counter() - t0 - out.build_time - out.solve_time
-        out.message += f"; process overhead after the job was sent {overhead:.2f}s"
-        logger.debug("SCIP child: build %.2fs, solve %.2fs, overhead %.2fs", out.build_time,
+        out.message += f"; process overhead {overhead:.2f}s"
+        logger.debug("SCIP worker: build %.2fs, solve %.2fs, overhead %.2fs", out.build_time,
                      out.solve_time, overhead)
         return out
 
 
+_worker: ScipWorker | None = None
+_worker_lock = threading.RLock()
+
+
+def scip_worker() -> ScipWorker:
+    """The running SCIP worker, started (or replaced after a crash) when needed."""
+    global _worker
+    with _worker_lock:
+        if _worker is None or not _worker.alive():
+            if _worker is not None:
+                _worker.close()
+            _worker = ScipWorker()
+        return _worker
+
+
+@atexit.register
+def shutdown_worker() -> None:
+    """Stop the SCIP worker (it is started again on the next isolated solve)."""
+    global _worker
+    with _worker_lock:
+        if _worker is not None:
+            _worker.close()
+            _worker = None
+
+
 def _solve_isolated(problem, x0, time_limit, mip_gap, seed, options=None) -> SolveOutcome:
-    with ScipChild() as child:
-        return child.solve(problem, x0, time_limit, mip_gap, seed, options)
+    with _worker_lock:
+        return scip_worker().solve(problem, x0, time_limit, mip_gap, seed, options)

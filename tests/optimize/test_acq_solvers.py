@@ -57,13 +57,34 @@ def test_a_crashing_solver_process_falls_back_to_the_incumbent(continuous3, tmp_
                                                                 monkeypatch, when):
     domain, space, post = continuous3
     script = tmp_path / "abort.py"
-    read = "import sys\nsys.stdin.buffer.read()\n" if when != "at start" else ""
+    read = ("import struct, sys\nn = struct.unpack('<Q', sys.stdin.buffer.read(8))[0]\n"
+            "sys.stdin.buffer.read(n)\n") if when != "at start" else ""
     script.write_text(read + "import os\nos.abort()\n")
+    solvers_module.shutdown_worker()
     monkeypatch.setattr(solvers_module, "child_script", lambda: str(script))
-    res = optimize_acquisition(post, domain, space, solver="scip", isolate=True)
+    try:
+        res = optimize_acquisition(post, domain, space, solver="scip", isolate=True)
+    finally:
+        solvers_module.shutdown_worker()
     assert res.status == "incumbent"
     assert res.ucb == res.incumbent_ucb
     assert np.isnan(res.objective)
+    monkeypatch.undo()
+    # the next isolated solve starts a fresh worker
+    res = optimize_acquisition(post, domain, space, solver="scip", isolate=True)
+    assert res.status in ("optimal", "gap")
+
+
+def test_the_worker_is_reused_and_survives_failed_jobs(continuous3):
+    domain, space, post = continuous3
+    problem, _ = build_problem(post, domain, space)
+    first = solvers_module.scip_worker()
+    out = solvers_module.solve(problem, "scip", None, 10.0, 0.1, isolate=True,
+                               options={"no/such/parameter": 1})
+    assert out.status == "failed"
+    out = solvers_module.solve(problem, "scip", None, 10.0, 0.1, isolate=True)
+    assert out.status in ("optimal", "gap")
+    assert solvers_module.scip_worker() is first and first.alive()
 
 
 @pytest.fixture(scope="module")
