@@ -1,4 +1,4 @@
-"""Child process that solves one acquisition MIP with SCIP (see ``solvers``).
+"""The SCIP worker process: solves acquisition MIPs sent by ``solvers.ScipWorker``.
 
 Run by path, not with ``-m``: the ``bofire_bark`` package's ``__init__`` registers the strategy
 with BoFire (importing torch and BoTorch, seconds), which the child does not need. A bare

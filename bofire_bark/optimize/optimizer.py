@@ -157,7 +157,8 @@ def optimize_acquisition(
         mip_gap: relative gap at which the solver stops (default 0.1, as in the paper).
         n_random, n_starts, n_sweeps: the starting sample (random points, ascent starts, sweeps).
         seed: seeds the starting sample and the solver's randomization.
-        isolate: run SCIP in a child process (a native crash then falls back to the incumbent).
+        isolate: run SCIP in the worker process (a native crash then falls back to the
+            incumbent); False solves in this process, which a native abort would end.
         n_cuts: tangent planes of every sample's sigma cone added at this many good points of
             the starting sample (valid for all points; see ``acquisition.tangent_cuts``).
             Default 8: at paper scale they halved the time to a 10 % gap (benchmark).

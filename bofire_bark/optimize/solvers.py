@@ -2,10 +2,12 @@
 
 - ``"auto"``: Gurobi when Pyomo reports a full licence (the pip licence is size-limited and
   cannot hold these models), else SCIP through Pyomo's ``scip_direct`` / PySCIPOpt.
-- ``"scip"``: solved in a child process (a native abort in SCIP's bundled Ipopt must not take
-  down the caller); the settings that ``/work/shared/notes/solvers.md`` found necessary are
-  applied: no probing in presolve, devex pricing, and an Ipopt option file with
-  ``mumps_pivot_order 0``. The gap over time is recorded by an event handler in the same run.
+- ``"scip"``: solved in a worker process (a native abort in SCIP's bundled Ipopt must not take
+  down the caller; a dead worker is replaced and the caller keeps its incumbent). Settings
+  (``SCIP_SETTINGS``): no probing in presolve and devex pricing (both measured necessary), no
+  multi-aggregation (a correctness workaround, see below), and an Ipopt option file with
+  ``mumps_pivot_order 0``. The gap over time is read from SCIP's log and an event handler
+  within the same run.
 - ``"highs"``: linear models only (kappa = 0 and no nonlinear constraint); refused otherwise.
 - ``"gurobi"``: in process, through ``pyomo.contrib.solver``.
 
