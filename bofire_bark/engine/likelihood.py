@@ -83,6 +83,16 @@ def _install_inverse(L, rhs, inv, sol):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _inverse2(s00, s01, s11, out):
+    """Inverse of the symmetric 2 x 2 matrix [[s00, s01], [s01, s11]] into ``out``."""
+    det = s00 * s11 - s01 * s01
+    out[0, 0] = s11 / det
+    out[1, 1] = s00 / det
+    out[0, 1] = -s01 / det
+    out[1, 0] = -s01 / det
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _quad2(S, a0, a1):
     return a0 * (S[0, 0] * a0 + S[0, 1] * a1) + a1 * (S[1, 0] * a0 + S[1, 1] * a1)
 
@@ -155,15 +165,7 @@ def n_eval(Kinv, alpha, scal, m, p_idx, p_val, n_p, q_idx, q_val, n_q, KW, Sinv,
     det = (1.0 + h01 * inv_m) ** 2 - h00 * h11 * inv_m * inv_m
     if not det > 0.0:
         return scal[0], np.nan
-    # S = D^-1 + H with D = [[0, 1], [1, 0]] / m
-    s00 = h00
-    s01 = h01 + m
-    s11 = h11
-    sdet = s00 * s11 - s01 * s01
-    Sinv[0, 0] = s11 / sdet
-    Sinv[1, 1] = s00 / sdet
-    Sinv[0, 1] = -s01 / sdet
-    Sinv[1, 0] = -s01 / sdet
+    _inverse2(h00, h01 + m, h11, Sinv)  # S = D^-1 + H with D = [[0, 1], [1, 0]] / m
     aW[0] = a0
     aW[1] = a1
     quad = scal[0] - _quad2(Sinv, a0, a1)
@@ -270,15 +272,7 @@ def leaf_eval(Ginv, beta, scal, P, c, nv, ys, src, dst, U, Sinv, rW):
     det = (1.0 + h01) * (1.0 + h01 + nv * h11) - h11 * (h00 + nv * h01)
     if not det > 0.0:
         return scal[0], np.nan
-    # S = M^-1 + H, M^-1 = [[-nv, 1], [1, 0]]
-    s00 = h00 - nv
-    s01 = h01 + 1.0
-    s11 = h11
-    sdet = s00 * s11 - s01 * s01
-    Sinv[0, 0] = s11 / sdet
-    Sinv[1, 1] = s00 / sdet
-    Sinv[0, 1] = -s01 / sdet
-    Sinv[1, 0] = -s01 / sdet
+    _inverse2(h00 - nv, h01 + 1.0, h11, Sinv)  # S = M^-1 + H, M^-1 = [[-nv, 1], [1, 0]]
     eb = beta[dst] - beta[src]
     r0 = cb + ys * h01
     r1 = eb + ys * h11

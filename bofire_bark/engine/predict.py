@@ -64,23 +64,9 @@ def leaf_system(feat, thr, mask, left, right, kinds, X, y, sigma2):
 def predict_sample(feat, thr, mask, left, right, kinds, X, y, sigma2, Xnew):
     """Per-sample GP mean and latent variance at ``Xnew`` (n, D), standardized units."""
     lcol, Ginv, beta = leaf_system(feat, thr, mask, left, right, kinds, X, y, sigma2)
-    m = feat.shape[0]
-    n = Xnew.shape[0]
-    mean = np.zeros(n)
-    var = np.zeros(n)
-    cols = np.empty(m, dtype=np.int64)
-    for i in range(n):
-        for t in range(m):
-            cols[t] = lcol[t, route(feat, thr, mask, left, right, kinds, t, Xnew[i])]
-        mu = 0.0
-        q = 0.0
-        for t in range(m):
-            mu += beta[cols[t]]
-            row = Ginv[cols[t]]
-            for s in range(m):
-                q += row[cols[s]]
-        mean[i] = mu
-        var[i] = max(sigma2 * q, 0.0)
+    mean = np.zeros(Xnew.shape[0])
+    var = np.zeros(Xnew.shape[0])
+    _score_sample(feat, thr, mask, left, right, kinds, lcol, Ginv, beta, sigma2, Xnew, mean, var)
     return mean, var
 
 

@@ -34,6 +34,7 @@ from bofire_bark.engine.forest import (
     FREE,
     LEAF,
     count_leaves_and_twigs,
+    free_pair,
     n_splittable,
     node_subspace,
     nth_node,
@@ -181,6 +182,36 @@ def _apply_move(
 
 
 @njit(cache=True, nogil=True)
+def _decide(
+    state, mode, log_r, old_ll, t, src_node, dst_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
+    Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
+    Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col,
+):
+    """Metropolis-Hastings test of a tree move; on acceptance the likelihood state follows.
+
+    ``log_r`` holds the prior and proposal terms; a move that relocates no point leaves the
+    likelihood unchanged and is decided on them alone.
+    """
+    touched = mode != FLAT and n_mv > 0
+    new_ll = old_ll
+    quad = 0.0
+    logdet = 0.0
+    nv = 0.0
+    if touched:
+        new_ll, quad, logdet, nv = _evaluate_move(
+            mode, t, src_node, dst_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
+            Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
+            Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
+    if np.isnan(new_ll) or not math.log(uniform(state)) < log_r + new_ll - old_ll:
+        return False
+    if touched:
+        _apply_move(mode, n_mv, mv_idx, mv_sgn, quad, logdet, nv,
+                    Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
+                    Ginv, Cmat, b, beta, lscal, Pbox, cvec, U, rW, src_col, dst_col)
+    return True
+
+
+@njit(cache=True, nogil=True)
 def tree_step(
     state, t, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
     feat, thr, mask, left, right, parent, depth, leaf_of,
@@ -234,16 +265,7 @@ def tree_step(
                 mv_idx[n_mv] = n
                 mv_sgn[n_mv] = 1.0
                 n_mv += 1
-        # free slots for the children (the sweep checked there is room)
-        a_node = -1
-        b_node = -1
-        for k in range(1, feat.shape[1]):
-            if feat[t, k] == FREE:
-                if a_node < 0:
-                    a_node = k
-                else:
-                    b_node = k
-                    break
+        a_node, b_node = free_pair(feat, t)  # the sweep checked there is room
         src_col = 0
         dst_col = 0
         if mode == LEAFSPACE:
@@ -252,25 +274,14 @@ def tree_step(
             Pbox[0] = P + 1
             src_col = lcol[t, eta]
             dst_col = P
-        new_ll = old_ll
-        quad = 0.0
-        logdet = 0.0
-        nv = 0.0
-        if mode != FLAT and n_mv > 0:
-            new_ll, quad, logdet, nv = _evaluate_move(
-                mode, t, eta, b_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
-                Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-                Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
-        accept = not np.isnan(new_ll) and math.log(uniform(state)) < log_r + new_ll - old_ll
-        if not accept:
+        if not _decide(state, mode, log_r, old_ll, t, eta, b_node, n_mv, mv_idx, mv_sgn, y,
+                       leaf_of, m,
+                       Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
+                       Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col):
             if mode == LEAFSPACE:
                 Pbox[0] -= 1
                 leaf_drop_last(Pbox[0], m, lscal)
             return 0
-        if mode != FLAT and n_mv > 0:
-            _apply_move(mode, n_mv, mv_idx, mv_sgn, quad, logdet, nv,
-                        Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-                        Ginv, Cmat, b, beta, lscal, Pbox, cvec, U, rW, src_col, dst_col)
         feat[t, eta] = j
         thr[t, eta] = th
         for w in range(mask.shape[2]):
@@ -341,22 +352,11 @@ def tree_step(
                 n_mv += 1
         src_col = lcol[t, from_node] if mode == LEAFSPACE else 0
         dst_col = lcol[t, to_node] if mode == LEAFSPACE else 0
-        new_ll = old_ll
-        quad = 0.0
-        logdet = 0.0
-        nv = 0.0
-        if mode != FLAT and n_mv > 0:
-            new_ll, quad, logdet, nv = _evaluate_move(
-                mode, t, from_node, to_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
-                Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-                Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
-        accept = not np.isnan(new_ll) and math.log(uniform(state)) < log_r + new_ll - old_ll
-        if not accept:
+        if not _decide(state, mode, log_r, old_ll, t, from_node, to_node, n_mv, mv_idx, mv_sgn,
+                       y, leaf_of, m,
+                       Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
+                       Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col):
             return 0
-        if mode != FLAT and n_mv > 0:
-            _apply_move(mode, n_mv, mv_idx, mv_sgn, quad, logdet, nv,
-                        Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-                        Ginv, Cmat, b, beta, lscal, Pbox, cvec, U, rW, src_col, dst_col)
         for n in range(n_pts):
             if leaf_of[t, n] == l_node or leaf_of[t, n] == r_node:
                 leaf_of[t, n] = eta
@@ -415,22 +415,11 @@ def tree_step(
                 n_mv += 1
     src_col = lcol[t, l_node] if mode == LEAFSPACE else 0
     dst_col = lcol[t, r_node] if mode == LEAFSPACE else 0
-    new_ll = old_ll
-    quad = 0.0
-    logdet = 0.0
-    nv = 0.0
-    if mode != FLAT and n_mv > 0:
-        new_ll, quad, logdet, nv = _evaluate_move(
-            mode, t, l_node, r_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
-            Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-            Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
-    accept = not np.isnan(new_ll) and math.log(uniform(state)) < log_r + new_ll - old_ll
-    if not accept:
+    if not _decide(state, mode, log_r, old_ll, t, l_node, r_node, n_mv, mv_idx, mv_sgn, y,
+                   leaf_of, m,
+                   Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
+                   Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col):
         return 0
-    if mode != FLAT and n_mv > 0:
-        _apply_move(mode, n_mv, mv_idx, mv_sgn, quad, logdet, nv,
-                    Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-                    Ginv, Cmat, b, beta, lscal, Pbox, cvec, U, rW, src_col, dst_col)
     feat[t, eta] = j
     thr[t, eta] = th
     for w in range(mask.shape[2]):
