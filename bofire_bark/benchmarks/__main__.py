@@ -1,0 +1,50 @@
+"""Regenerate the published benchmark results.
+
+    python -m bofire_bark.benchmarks {regression,bo,plots,all} [--small] [options]
+
+``regression``: the paper's UCI model-fit table (BARK vs BoFire's SingleTaskGP);
+``bo``: the Bayesian-optimization study (resumable, one CSV per run); ``plots``: figures and
+tables from the BO CSVs; ``all``: the three in turn. ``--small`` is a spot check that
+finishes in minutes (reduced MCMC budgets, fewer splits, benchmarks, seeds and iterations)
+and writes to separate files, leaving the full results alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    from bofire_bark.benchmarks import bo, plots, regression
+
+    parser = argparse.ArgumentParser(prog="python -m bofire_bark.benchmarks",
+                                     description=__doc__.splitlines()[1].strip())
+    sub = parser.add_subparsers(dest="command", required=True)
+    regression.add_arguments(sub.add_parser("regression", help="UCI model-fit table"))
+    bo.add_arguments(sub.add_parser("bo", help="Bayesian-optimization study"))
+    plots.add_arguments(sub.add_parser("plots", help="BO plots and tables"))
+    everything = sub.add_parser("all", help="regression, bo and plots")
+    everything.add_argument("--small", action="store_true")
+    args = parser.parse_args(argv)
+    if args.command == "regression":
+        regression.run_from_args(args)
+    elif args.command == "bo":
+        bo.run_from_args(args)
+    elif args.command == "plots":
+        plots.run_from_args(args)
+    else:
+        small = ["--small"] if args.small else []
+        regression.run_from_args(_defaults(regression, small))
+        bo.run_from_args(_defaults(bo, small))
+        plots.run_from_args(_defaults(plots, small))
+
+
+def _defaults(module, extra: list[str]):
+    parser = argparse.ArgumentParser()
+    module.add_arguments(parser)
+    return parser.parse_args(extra)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,258 @@
+"""Tables and figures from the BO run CSVs (``results/bo/runs/...``).
+
+- ``regret.png``: median and interquartile range over seeds of the simple regret
+  (best value so far minus the optimum) against the iteration, one panel per benchmark.
+  Where the optimum is unknown (TreeFunction, TreeFunctionCat, PestControl) regret is taken
+  against the best value any run of any method found on that benchmark.
+- ``time.png``: per benchmark and method, the median (bars) and interquartile range (whiskers)
+  of the fit time and the acquisition time per iteration.
+- ``summary.md`` / ``summary.csv``: per benchmark and method, seeds, iterations reached, median
+  (IQR) regret at a common iteration, median fit and acquisition seconds; methods that refuse
+  a benchmark are listed with BoFire's reason.
+
+    python -m bofire_bark.benchmarks plots [--small] [--out-dir results/bo]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bofire_bark.benchmarks.bo import DEFAULT_OUT, METHODS, STUDY_BENCHMARKS, read_run
+from bofire_bark.benchmarks.functions import make_benchmark
+
+COLORS = {"BARK": "tab:green", "Sobo": "tab:blue", "Random": "tab:gray", "Entmoot": "tab:orange"}
+
+
+def load_runs(run_root: Path) -> tuple[pd.DataFrame, dict[tuple[str, str], str]]:
+    """All run rows (with benchmark, method, seed columns) and the refusals by (bench, method)."""
+    frames, refused = [], {}
+    for bench_dir in sorted(p for p in Path(run_root).glob("*") if p.is_dir()):
+        for method_dir in sorted(p for p in bench_dir.glob("*") if p.is_dir()):
+            key = (bench_dir.name, method_dir.name)
+            marker = method_dir / "UNSUPPORTED.txt"
+            if marker.exists():
+                refused[key] = marker.read_text().strip().split(": ", 1)[-1]
+            for csv in sorted(method_dir.glob("seed*.csv")):
+                df = read_run(csv)[["iteration", "y", "best", "fit_time", "acq_time"]]
+                df = df.assign(benchmark=bench_dir.name, method=method_dir.name,
+                               seed=int(csv.stem.removeprefix("seed")))
+                frames.append(df)
+    runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["iteration", "y", "best", "fit_time", "acq_time", "benchmark", "method",
+                 "seed"])
+    return runs, refused
+
+
+def optimum(bench: str, runs: pd.DataFrame) -> tuple[float, bool]:
+    """(f*, known): the benchmark's optimum, else the best value found in any run."""
+    try:
+        return float(make_benchmark(bench).get_optima()["y"].iloc[0]), True
+    except (NotImplementedError, ValueError):
+        return float(runs.loc[runs["benchmark"] == bench, "y"].min()), False
+
+
+def regret_curves(runs: pd.DataFrame) -> pd.DataFrame:
+    """Regret after each iteration (0 = the initial design) per benchmark, method and seed."""
+    out = []
+    for (bench, method, seed), g in runs.groupby(["benchmark", "method", "seed"]):
+        f_star, known = optimum(bench, runs)
+        per_it = g.groupby("iteration")["best"].min().sort_index()
+        out.append(pd.DataFrame({"benchmark": bench, "method": method, "seed": seed,
+                                 "iteration": per_it.index, "regret": per_it.to_numpy() - f_star,
+                                 "known_optimum": known}))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(
+        columns=["benchmark", "method", "seed", "iteration", "regret", "known_optimum"])
+
+
+def _order(benches) -> list[str]:
+    known = [b for b in STUDY_BENCHMARKS if b in benches]
+    return known + sorted(b for b in benches if b not in known)
+
+
+def _methods(present) -> list[str]:
+    return [m for m in METHODS if m in present] + sorted(m for m in present if m not in METHODS)
+
+
+def plot_regret(curves: pd.DataFrame, refused: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    benches = _order(set(curves["benchmark"]) | {b for b, _ in refused})
+    ncol = min(4, max(1, len(benches)))
+    nrow = int(np.ceil(len(benches) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False)
+    for ax, bench in zip(axes.flat, benches, strict=False):
+        sub = curves[curves["benchmark"] == bench]
+        positive = sub["regret"][sub["regret"] > 0]
+        log = len(positive) and positive.max() / max(positive.min(), 1e-300) > 100
+        floor = positive.min() / 2 if len(positive) else 1e-9
+        for method in _methods(set(sub["method"])):
+            m = sub[sub["method"] == method]
+            wide = m.pivot(index="iteration", columns="seed", values="regret")
+            # only iterations that every seed of this method reached
+            wide = wide.dropna()
+            if wide.empty:
+                continue
+            vals = wide.to_numpy()
+            if log:
+                vals = np.maximum(vals, floor)
+            med = np.median(vals, axis=1)
+            lo, hi = np.percentile(vals, 25, axis=1), np.percentile(vals, 75, axis=1)
+            color = COLORS.get(method)
+            ax.plot(wide.index, med, color=color, label=f"{method} ({wide.shape[1]})")
+            ax.fill_between(wide.index, lo, hi, color=color, alpha=0.2, linewidth=0)
+        if log:
+            ax.set_yscale("log")
+        known = bool(sub["known_optimum"].all()) if len(sub) else True
+        ax.set_title(bench + ("" if known else " (vs best found)"), fontsize=10)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("regret")
+        notes = [f"{m}: refuses" for (b, m) in refused if b == bench]
+        if notes:
+            ax.text(0.98, 0.98, "\n".join(notes), transform=ax.transAxes, ha="right",
+                    va="top", fontsize=7, color="0.4")
+        ax.legend(fontsize=7, loc="lower left")
+    for ax in list(axes.flat)[len(benches):]:
+        ax.axis("off")
+    fig.suptitle("Simple regret: median and interquartile range over seeds "
+                 "(legend: number of seeds)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_times(runs: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    it = runs[runs["iteration"] > 0]
+    benches = _order(set(it["benchmark"]))
+    methods = _methods(set(it["method"]))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), squeeze=False)
+    width = 0.8 / max(1, len(methods))
+    for ax, col, title in zip(axes[0], ("fit_time", "acq_time"),
+                              ("fit (tell) seconds per iteration",
+                               "acquisition (ask) seconds per iteration"), strict=True):
+        for k, method in enumerate(methods):
+            xs, meds, los, his = [], [], [], []
+            for i, bench in enumerate(benches):
+                v = it.loc[(it["benchmark"] == bench) & (it["method"] == method), col].dropna()
+                if v.empty:
+                    continue
+                q1, q2, q3 = np.percentile(v, [25, 50, 75])
+                xs.append(i + (k - (len(methods) - 1) / 2) * width)
+                meds.append(max(q2, 1e-3))
+                los.append(max(q2 - q1, 0))
+                his.append(max(q3 - q2, 0))
+            ax.bar(xs, meds, width, yerr=[los, his], color=COLORS.get(method), label=method,
+                   capsize=2)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(benches)))
+        ax.set_xticklabels(benches, rotation=30, ha="right", fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def summary_table(runs: pd.DataFrame, curves: pd.DataFrame, refused: dict) -> pd.DataFrame:
+    rows = []
+    benches = _order(set(runs["benchmark"]) | {b for b, _ in refused})
+    for bench in benches:
+        sub = curves[curves["benchmark"] == bench]
+        # common iteration: the last one that every seed of every method with runs reached
+        reach = sub.groupby(["method", "seed"])["iteration"].max()
+        common = int(reach.min()) if len(reach) else 0
+        f_star, known = optimum(bench, runs) if len(sub) else (np.nan, True)
+        for method in _methods(set(sub["method"]) | {m for b, m in refused if b == bench}):
+            if (bench, method) in refused and method not in set(sub["method"]):
+                rows.append({"benchmark": bench, "method": method, "seeds": 0,
+                             "iterations": "-", "common_iteration": common,
+                             "regret_median": np.nan, "regret_q25": np.nan,
+                             "regret_q75": np.nan, "fit_s": np.nan, "acq_s": np.nan,
+                             "f_star": f_star, "known_optimum": known,
+                             "note": "refuses: " + refused[(bench, method)]})
+                continue
+            m = sub[sub["method"] == method]
+            last = m.groupby("seed")["iteration"].max()
+            at = m[m["iteration"] == common]["regret"]
+            r = runs[(runs["benchmark"] == bench) & (runs["method"] == method)
+                     & (runs["iteration"] > 0)]
+            rows.append({
+                "benchmark": bench, "method": method, "seeds": len(last),
+                "iterations": f"{last.min()}-{last.max()}" if last.min() != last.max()
+                else f"{last.min()}",
+                "common_iteration": common,
+                "regret_median": at.median(), "regret_q25": at.quantile(0.25),
+                "regret_q75": at.quantile(0.75),
+                "fit_s": r["fit_time"].median(), "acq_s": r["acq_time"].median(),
+                "f_star": f_star, "known_optimum": known, "note": ""})
+    return pd.DataFrame(rows)
+
+
+def _fmt(x: float) -> str:
+    if not np.isfinite(x):
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.3g}" if abs(x) >= 1e-3 else f"{x:.1e}"
+
+
+def summary_markdown(table: pd.DataFrame) -> str:
+    lines = ["| benchmark | method | seeds | iterations | regret at common iteration, median "
+             "(IQR) | fit s | acq s | note |", "|---|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        regret = "-" if not np.isfinite(r.regret_median) else (
+            f"{_fmt(r.regret_median)} ({_fmt(r.regret_q25)}-{_fmt(r.regret_q75)}) "
+            f"@ {r.common_iteration}")
+        ref = "" if r.known_optimum else " (vs best found)"
+        lines.append(f"| {r.benchmark}{ref} | {r.method} | {r.seeds} | {r.iterations} | "
+                     f"{regret} | {_fmt(r.fit_s)} | {_fmt(r.acq_s)} | {r.note} |")
+    return "\n".join(lines) + "\n"
+
+
+def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str = "") -> str:
+    out_dir = Path(out_dir)
+    runs, refused = load_runs(out_dir / runs_name)
+    if runs.empty:
+        raise SystemExit(f"no runs under {out_dir / runs_name}")
+    curves = regret_curves(runs)
+    curves.to_csv(out_dir / f"regret{suffix}.csv", index=False)
+    plot_regret(curves, refused, out_dir / f"regret{suffix}.png")
+    plot_times(runs, out_dir / f"time{suffix}.png")
+    table = summary_table(runs, curves, refused)
+    table.to_csv(out_dir / f"summary{suffix}.csv", index=False)
+    text = summary_markdown(table)
+    (out_dir / f"summary{suffix}.md").write_text(text)
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--small", action="store_true", help="plot the --small runs")
+    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+
+
+def run_from_args(args) -> None:
+    if args.small:
+        print(make_all(args.out_dir, "runs_small", "_small"))
+    else:
+        print(make_all(args.out_dir))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bofire_bark.benchmarks plots")
+    add_arguments(parser)
+    run_from_args(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    main()
