@@ -253,6 +253,12 @@ def summarize(results: pd.DataFrame, data_dir: Path | str = DEFAULT_DATA_DIR) ->
             return "-"
         return f"{sub[col].mean():.2f} ({sub[col].std(ddof=1) if len(sub) > 1 else 0:.2f})"
 
+    def median(sub, col):
+        if sub.empty:
+            return "-"
+        q1, q2, q3 = np.percentile(sub[col], [25, 50, 75])
+        return f"{q2:.1f} [{q1:.1f}-{q3:.1f}]"
+
     for name in PAPER:
         rows = results[results["dataset"] == name]
         if rows.empty:
@@ -265,12 +271,13 @@ def summarize(results: pd.DataFrame, data_dir: Path | str = DEFAULT_DATA_DIR) ->
             f"| {name} | {ds.n_train} | {ds.label} | {n_splits} | {cell(b, 'nlpd')} | "
             f"{cell(g, 'nlpd')} | {p['BARK'][0]:.2f} / {p['GP-RBF'][0]:.2f} | "
             f"{cell(b, 'mse')} | {cell(g, 'mse')} | {p['BARK'][1]:.2f} / {p['GP-RBF'][1]:.2f} | "
-            f"{cell(b, 'fit_time')} | {cell(g, 'fit_time')} |")
+            f"{median(b, 'fit_time')} | {median(g, 'fit_time')} |")
     settings = sorted(set(results.loc[results["model"] == "BARK", "settings"]))
     lines += ["", "Mean (standard deviation) over splits; NLPD and MSE on the test rows in "
-              "units of the training split's standard deviation. GP: BoFire's SingleTaskGP "
-              "with its defaults. BARK settings: " + "; ".join(settings) + ". Paper columns: "
-              "BARK and GP-RBF from the paper's tables (20 splits)."]
+              "units of the training split's standard deviation. Fit seconds: median "
+              "[interquartile range] on one thread of a shared 2-core machine. GP: BoFire's "
+              "SingleTaskGP with its defaults. BARK settings: " + "; ".join(settings)
+              + ". Paper columns: BARK and GP-RBF from the paper's tables (20 splits)."]
     return "\n".join(lines) + "\n"
 
 
