@@ -16,8 +16,9 @@ Feature keys are chosen so that BoFire's key sort (by type, then key as a string
 natural order (single digits or zero-padded numbers).
 
 ``get_optima`` returns the global minimum where it is known exactly or computed reliably;
-the tree functions and PestControl have no known optimum (regret is then taken against the
-best value any run found, see ``bofire_bark.benchmarks.bo``).
+the tree functions' minimum is solved exactly as a small MIP (SCIP); PestControl has no known
+optimum (regret is then taken against the best value any run found, see
+``bofire_bark.benchmarks.plots``).
 """
 
 from __future__ import annotations
@@ -152,6 +153,86 @@ class TreeFunction(Benchmark):
 
     def _f(self, candidates: pd.DataFrame) -> pd.DataFrame:
         return _result(candidates, self.evaluate_encoded(self._space.encode(candidates)))
+
+    def get_optima(self) -> pd.DataFrame:
+        """The exact global minimum, from a small MIP solved with SCIP (cached).
+
+        One binary per leaf with one leaf per tree; a binary ``[x_j <= t]`` per distinct
+        threshold of each continuous feature (ordered: ``[x_j <= t] <= [x_j <= t']`` for
+        t < t'); a one-hot binary per category of each categorical feature. A leaf may be
+        chosen only if every split on its path agrees with those binaries, so the chosen
+        leaves are exactly the ones a point reaches and the objective is f at that point.
+        """
+        if getattr(self, "_optimum", None) is None:
+            self._optimum = self._solve_minimum()
+        return self._optimum.copy()
+
+    def _solve_minimum(self) -> pd.DataFrame:
+        from pyscipopt import Model, quicksum
+
+        f, kinds = self._forest, self._kinds
+        keys = self._space.keys
+        model = Model()
+        model.hideOutput()
+        thresholds = {j: sorted({float(f["thr"][t, k]) for t, k in zip(*np.nonzero(
+            f["feat"] == j), strict=True)}) for j in range(len(keys)) if kinds[j] == 0}
+        below = {(j, th): model.addVar(vtype="B") for j, ths in thresholds.items()
+                 for th in ths}
+        for j, ths in thresholds.items():
+            for a, b in zip(ths[:-1], ths[1:], strict=True):
+                model.addCons(below[j, a] <= below[j, b])
+        n_cat = self._space.n_values
+        onehot = {}
+        for j in range(len(keys)):
+            if kinds[j] == 2:
+                onehot[j] = [model.addVar(vtype="B") for _ in range(n_cat[j])]
+                model.addCons(quicksum(onehot[j]) == 1)
+        objective = []
+        for t in range(f["feat"].shape[0]):
+            leaves = []
+
+            def visit(node, path, t=t, leaves=leaves):
+                j = f["feat"][t, node]
+                if j < 0:
+                    z = model.addVar(vtype="B")
+                    leaves.append(z)
+                    objective.append(self._leaf_values[t, node] * z)
+                    for cond in path:
+                        model.addCons(z <= cond)
+                    return
+                if kinds[j] == 2:
+                    mask = f["mask"][t, node]
+                    left = quicksum(onehot[j][c] for c in range(n_cat[j])
+                                    if (int(mask[c >> 6]) >> (c & 63)) & 1)
+                else:
+                    left = below[j, float(f["thr"][t, node])]
+                visit(f["left"][t, node], [*path, left])
+                visit(f["right"][t, node], [*path, 1 - left])
+
+            visit(0, [])
+            model.addCons(quicksum(leaves) == 1)
+        model.setObjective(quicksum(objective), "minimize")
+        model.optimize()
+        if model.getStatus() != "optimal":
+            raise RuntimeError(f"tree-function MIP: {model.getStatus()}")
+        row = {}
+        for j, key in enumerate(keys):
+            if kinds[j] == 2:
+                c = int(np.argmax([model.getVal(v) for v in onehot[j]]))
+                row[key] = self._space.categories[j][c]
+                continue
+            lo, hi = float(self._space.lower[j]), float(self._space.upper[j])
+            for th in thresholds.get(j, []):  # x_j in (largest t with [x<=t]=0, smallest =1]
+                if model.getVal(below[j, th]) > 0.5:
+                    hi = min(hi, th)
+                else:
+                    lo = max(lo, th)
+            row[key] = hi if lo >= hi else 0.5 * (lo + hi)
+        point = pd.DataFrame([row])
+        row["y"] = float(self.evaluate_encoded(self._space.encode(point))[0])
+        if abs(row["y"] - model.getObjVal()) > 1e-6:
+            raise RuntimeError("tree-function MIP and evaluation disagree")
+        return pd.DataFrame([row])
 
 
 class TreeFunctionCat(TreeFunction):

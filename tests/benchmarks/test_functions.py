@@ -158,3 +158,23 @@ def test_pest_control_deterministic_given_seed_and_sensitive_to_choices():
     assert y_spray != PestControl(seed=1).f(spray)["y"].iloc[0]
     # the cost counts the pest stages (at most 25) plus at most 25 purchases
     assert 0.0 < y_spray < 50.0 and 0.0 < y_none <= 25.0
+
+
+@pytest.mark.parametrize("cls", [TreeFunction, TreeFunctionCat])
+def test_tree_function_minimum_from_the_mip_is_not_beaten(cls):
+    bench = cls()
+    opt = bench.get_optima()
+    keys = bench.domain.inputs.get_keys()
+    y_opt = opt["y"].iloc[0]
+    assert bench.f(opt[keys])["y"].iloc[0] == pytest.approx(y_opt)
+    X = random_points(bench, 3000, seed=5)
+    assert bench.f(X)["y"].min() > y_opt - 1e-9
+    # one-coordinate moves from the optimum never improve it
+    rng = np.random.default_rng(1)
+    for key in keys:
+        moved = pd.concat([opt[keys]] * 5, ignore_index=True)
+        if key.startswith("h"):
+            moved[key] = [f"c{k}" for k in range(5)]
+        else:
+            moved[key] = rng.uniform(0, 1, 5)
+        assert bench.f(moved)["y"].min() >= y_opt - 1e-9
