@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bofire_bark.benchmarks import __main__ as cli
 from bofire_bark.benchmarks import bo, plots
 
 
@@ -64,3 +65,13 @@ def test_study_through_joblib_then_plots_and_tables(cfg):
         assert (cfg.out_dir / name).stat().st_size > 0
     curves = plots.regret_curves(plots.load_runs(cfg.out_dir / "runs")[0])
     assert (curves["regret"] >= -1e-9).all()  # the optimum is known here
+
+
+def test_command_line_runs_bo_and_plots(tmp_path, capsys):
+    cli.main(["bo", "--benchmarks", "PestControl", "--methods", "Random", "--seeds", "2",
+              "--iterations", "2", "--out-dir", str(tmp_path)])
+    assert len(list((tmp_path / "runs" / "PestControl" / "Random").glob("seed*.csv"))) == 2
+    cli.main(["plots", "--out-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "| PestControl (vs best found) | Random | 2 | 2 |" in out
+    assert (tmp_path / "regret.png").exists()
