@@ -210,3 +210,21 @@ def n_free(feat, t):
         if feat[t, node] == FREE:
             count += 1
     return count
+
+
+@njit(cache=True, nogil=True)
+def split_leaf(feat, thr, mask, left, right, parent, depth, kinds, t, node, j, th, rule_mask,
+               a, b):
+    """Turn leaf ``node`` of tree ``t`` into a split on (j, th, rule_mask) with leaves a, b."""
+    feat[t, node] = j
+    thr[t, node] = th
+    for w in range(mask.shape[2]):
+        mask[t, node, w] = rule_mask[w] if kinds[j] == CATEGORICAL else np.uint64(0)
+    left[t, node] = a
+    right[t, node] = b
+    for c in (a, b):
+        feat[t, c] = LEAF
+        parent[t, c] = node
+        depth[t, c] = depth[t, node] + 1
+        left[t, c] = -1
+        right[t, c] = -1

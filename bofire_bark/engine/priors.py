@@ -20,7 +20,14 @@ import numpy as np
 from numba import njit
 from scipy import optimize, stats
 
-from bofire_bark.engine.forest import CATEGORICAL, DISCRETE, LEAF, can_split, node_subspace
+from bofire_bark.engine.forest import (
+    CATEGORICAL,
+    DISCRETE,
+    LEAF,
+    can_split,
+    node_subspace,
+    split_leaf,
+)
 from bofire_bark.engine.rng import randint, uniform
 
 
@@ -117,16 +124,8 @@ def sample_prior_forest(state, feat, thr, mask, left, right, parent, depth, kind
                 a = n_used
                 b = n_used + 1
                 n_used += 2
-                feat[t, k] = j
-                thr[t, k] = th
-                for w in range(mask.shape[2]):
-                    mask[t, k, w] = rule_mask[w] if kinds[j] == CATEGORICAL else np.uint64(0)
-                left[t, k] = a
-                right[t, k] = b
-                for c in (a, b):
-                    feat[t, c] = LEAF
-                    parent[t, c] = k
-                    depth[t, c] = depth[t, k] + 1
+                split_leaf(feat, thr, mask, left, right, parent, depth, kinds, t, k, j, th,
+                           rule_mask, a, b)
             k += 1
     return 0
 

@@ -38,6 +38,7 @@ from bofire_bark.engine.forest import (
     n_splittable,
     node_subspace,
     nth_node,
+    split_leaf,
 )
 from bofire_bark.engine.likelihood import (
     leaf_append,
@@ -282,18 +283,8 @@ def tree_step(
                 Pbox[0] -= 1
                 leaf_drop_last(Pbox[0], m, lscal)
             return 0
-        feat[t, eta] = j
-        thr[t, eta] = th
-        for w in range(mask.shape[2]):
-            mask[t, eta, w] = rule_mask[w] if kinds[j] == CATEGORICAL else np.uint64(0)
-        left[t, eta] = a_node
-        right[t, eta] = b_node
-        for c in (a_node, b_node):
-            feat[t, c] = LEAF
-            parent[t, c] = eta
-            depth[t, c] = d + 1
-            left[t, c] = -1
-            right[t, c] = -1
+        split_leaf(feat, thr, mask, left, right, parent, depth, kinds, t, eta, j, th,
+                   rule_mask, a_node, b_node)
         stay = a_node if move_right else b_node
         go = b_node if move_right else a_node
         for n in range(n_pts):
