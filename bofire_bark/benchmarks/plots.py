@@ -120,8 +120,8 @@ def plot_regret(curves: pd.DataFrame, refused: dict, path: Path) -> None:
         ax.legend(fontsize=7, loc="lower left")
     for ax in list(axes.flat)[len(benches):]:
         ax.axis("off")
-    fig.suptitle("Simple regret: median and interquartile range over seeds "
-                 "(legend: number of seeds)", fontsize=11)
+    fig.suptitle("Simple regret: median and interquartile range over seeds\n"
+                 "(legend: number of seeds)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
