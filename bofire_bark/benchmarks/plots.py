@@ -9,6 +9,11 @@
 - ``summary.md`` / ``summary.csv``: per benchmark and method, seeds, iterations reached, median
   (IQR) regret at a common iteration, median fit and acquisition seconds; methods that refuse
   a benchmark are listed with BoFire's reason.
+- ``comparison.md`` / ``comparison.csv``: one row per benchmark, the methods' median regret
+  side by side at the common iteration, and paired counts "BARK lower / tied / higher" over
+  the seeds both methods ran (a seed shares its initial design across methods, so seeds pair).
+- ``time_limit.md``: where ``runs_tl30/`` holds BARK runs with a 30 s MIP limit, their regret
+  next to the same seeds with the study's limit (does the MIP time limit matter?).
 
     python -m bofire_bark.benchmarks plots [--small] [--out-dir results/bo]
 """
@@ -48,7 +53,12 @@ def load_runs(run_root: Path) -> tuple[pd.DataFrame, dict[tuple[str, str], str]]
 
 
 def optimum(bench: str, runs: pd.DataFrame) -> tuple[float, bool]:
-    """(f*, known): the benchmark's optimum, else the best value found in any run."""
+    """(f*, known): the benchmark's optimum, else the best value found in any run of ``runs``
+    (``runs.attrs["reference"]``, when set, adds runs kept outside the study, e.g. the 30 s
+    limit runs, so that no regret is negative)."""
+    ref = runs.attrs.get("reference")
+    if ref is not None and len(ref):
+        runs = pd.concat([runs[["benchmark", "y"]], ref[["benchmark", "y"]]])
     try:
         return float(make_benchmark(bench).get_optima()["y"].iloc[0]), True
     except (NotImplementedError, ValueError):
@@ -220,11 +230,95 @@ def summary_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def comparison_table(curves: pd.DataFrame, refused: dict, reference: str = "BARK") -> pd.DataFrame:
+    """Median regret per method at each benchmark's common iteration, and paired seed counts
+    of ``reference`` against every other method (lower regret = better; ties within 1e-9)."""
+    rows = []
+    for bench in _order(set(curves["benchmark"]) | {b for b, _ in refused}):
+        sub = curves[curves["benchmark"] == bench]
+        reach = sub.groupby(["method", "seed"])["iteration"].max()
+        common = int(reach.min()) if len(reach) else 0
+        at = sub[sub["iteration"] == common].pivot(index="seed", columns="method",
+                                                   values="regret")
+        row = {"benchmark": bench, "iteration": common}
+        for method in _methods(set(sub["method"]) | {m for b, m in refused if b == bench}):
+            if method in at:
+                row[method] = at[method].median()
+                row[f"{method}_seeds"] = int(at[method].notna().sum())
+            else:
+                row[method] = np.nan
+                row[f"{method}_seeds"] = 0
+            if method != reference and method in at and reference in at:
+                pair = at[[reference, method]].dropna()
+                diff = pair[reference] - pair[method]
+                row[f"vs_{method}"] = (f"{int((diff < -1e-9).sum())}/"
+                                       f"{int((diff.abs() <= 1e-9).sum())}/"
+                                       f"{int((diff > 1e-9).sum())}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def comparison_markdown(table: pd.DataFrame, refused: dict, reference: str = "BARK") -> str:
+    methods = _methods({c for c in table.columns if c in METHODS})
+    others = [m for m in methods if m != reference]
+    head = (["benchmark", "iteration"] + [f"{m} median regret (seeds)" for m in methods]
+            + [f"{reference} vs {m} (lower/tied/higher)" for m in others])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in table.to_dict("records"):
+        present = {m: r.get(m, np.nan) for m in methods}
+        finite = [v for v in present.values() if np.isfinite(v)]
+        best = min(finite) if finite else np.nan
+        cells = [r["benchmark"], str(r["iteration"])]
+        for m in methods:
+            v = present[m]
+            if (r["benchmark"], m) in refused and not np.isfinite(v):
+                cells.append("refuses")
+            elif not np.isfinite(v):
+                cells.append("-")
+            else:
+                text = f"{_fmt(v)} ({int(r[f'{m}_seeds'])})"
+                cells.append(f"**{text}**" if v <= best + 1e-12 else text)
+        for m in others:
+            cells.append(str(r.get(f"vs_{m}", "-")) if isinstance(r.get(f"vs_{m}"), str)
+                         else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def time_limit_table(out_dir: Path, runs_name: str = "runs", other: str = "runs_tl30",
+                     method: str = "BARK") -> str:
+    """BARK runs kept with a 30 s MIP limit against the same seeds in the study."""
+    base, _ = load_runs(Path(out_dir) / runs_name)
+    alt, _ = load_runs(Path(out_dir) / other)
+    alt = alt[alt["method"] == method]
+    if alt.empty or base.empty:
+        return ""
+    lines = ["| benchmark | seed | iterations | regret, 30 s limit | regret, study limit | "
+             "acq s median, 30 s | acq s median, study |", "|---|---|---|---|---|---|---|"]
+    both = pd.concat([base, alt], ignore_index=True)
+    for (bench, seed), g in alt.groupby(["benchmark", "seed"]):
+        b = base[(base["benchmark"] == bench) & (base["method"] == method)
+                 & (base["seed"] == seed)]
+        if b.empty:
+            continue
+        common = int(min(g["iteration"].max(), b["iteration"].max()))
+        f_star, _ = optimum(bench, both)
+        r_alt = g.loc[g["iteration"] <= common, "best"].min() - f_star
+        r_base = b.loc[b["iteration"] <= common, "best"].min() - f_star
+        a_alt = g.loc[(g["iteration"] > 0) & (g["iteration"] <= common), "acq_time"].median()
+        a_base = b.loc[(b["iteration"] > 0) & (b["iteration"] <= common), "acq_time"].median()
+        lines.append(f"| {bench} | {seed} | {common} | {_fmt(r_alt)} | {_fmt(r_base)} | "
+                     f"{_fmt(a_alt)} | {_fmt(a_base)} |")
+    return "\n".join(lines) + "\n"
+
+
 def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str = "") -> str:
     out_dir = Path(out_dir)
     runs, refused = load_runs(out_dir / runs_name)
     if runs.empty:
         raise SystemExit(f"no runs under {out_dir / runs_name}")
+    if not suffix and (out_dir / "runs_tl30").is_dir():
+        runs.attrs["reference"] = load_runs(out_dir / "runs_tl30")[0]
     curves = regret_curves(runs)
     curves.to_csv(out_dir / f"regret{suffix}.csv", index=False)
     plot_regret(curves, refused, out_dir / f"regret{suffix}.png")
@@ -233,6 +327,16 @@ def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str =
     table.to_csv(out_dir / f"summary{suffix}.csv", index=False)
     text = summary_markdown(table)
     (out_dir / f"summary{suffix}.md").write_text(text)
+    comparison = comparison_table(curves, refused)
+    comparison.to_csv(out_dir / f"comparison{suffix}.csv", index=False)
+    compared = comparison_markdown(comparison, refused)
+    (out_dir / f"comparison{suffix}.md").write_text(compared)
+    text = text + "\n" + compared
+    if not suffix:
+        limits = time_limit_table(out_dir, runs_name)
+        if limits:
+            (out_dir / "time_limit.md").write_text(limits)
+            text = text + "\n" + limits
     return text
 
 

@@ -4,6 +4,7 @@ the plots and tables come out of the saved CSVs."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bofire_bark.benchmarks import __main__ as cli
@@ -75,3 +76,30 @@ def test_command_line_runs_bo_and_plots(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| PestControl (vs best found) | Random | 2 | 2 |" in out
     assert (tmp_path / "regret.png").exists()
+
+
+def test_comparison_pairs_seeds_and_names_refusals():
+    rows = []
+    # seed s: BARK regret s, Sobo regret 2 - s at iteration 3 (BARK lower on seed 0, tied on
+    # seed 1, higher on seed 2); Random only ran seeds 0 and 1 to iteration 3.
+    for s in range(3):
+        rows += [("B", "BARK", s, 3, float(s)), ("B", "Sobo", s, 3, 2.0 - s)]
+    rows += [("B", "Random", s, 3, 5.0) for s in range(2)]
+    curves = pd.DataFrame(rows, columns=["benchmark", "method", "seed", "iteration", "regret"])
+    refused = {("B", "Entmoot"): "nope"}
+    table = plots.comparison_table(curves, refused)
+    row = table.iloc[0]
+    assert row["iteration"] == 3 and row["BARK"] == 1.0 and row["Sobo"] == 1.0
+    assert row["vs_Sobo"] == "1/1/1" and row["vs_Random"] == "2/0/0"
+    assert row["Entmoot_seeds"] == 0
+    text = plots.comparison_markdown(table, refused)
+    assert "| B | 3 | **1 (3)** | **1 (3)** | 5 (2) | refuses | 1/1/1 | 2/0/0 | - |" in text
+
+
+def test_a_study_folder_refuses_other_settings(cfg):
+    assert bo.check_settings(cfg)["time_limit"] == 5.0
+    cfg.n_iterations = 7  # more iterations resume the same runs
+    bo.check_settings(cfg)
+    cfg.time_limit = 30.0
+    with pytest.raises(SystemExit, match="time_limit"):
+        bo.check_settings(cfg)
