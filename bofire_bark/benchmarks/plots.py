@@ -340,6 +340,32 @@ def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str =
     return text
 
 
+def embed(readme: Path, name: str, text: str) -> bool:
+    """Replace the block between ``<!-- name -->`` and ``<!-- /name -->`` in ``readme`` (the
+    hand-written reading around the tables stays); False when the markers are missing."""
+    start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    if not readme.exists():
+        return False
+    body = readme.read_text()
+    i, j = body.find(start), body.find(end)
+    if i < 0 or j < i:
+        return False
+    readme.write_text(body[:i + len(start)] + "\n" + text.rstrip("\n") + "\n" + body[j:])
+    return True
+
+
+def update_readme(out_dir: Path) -> None:
+    """Copy the generated tables into ``results/README.md`` (beside ``out_dir``)."""
+    out_dir = Path(out_dir)
+    readme = out_dir.parent / "README.md"
+    for name, path in (("regression", out_dir.parent / "regression" / "summary.md"),
+                       ("bo-comparison", out_dir / "comparison.md"),
+                       ("bo-summary", out_dir / "summary.md"),
+                       ("bo-time-limit", out_dir / "time_limit.md")):
+        if path.exists():
+            embed(readme, name, path.read_text())
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--small", action="store_true", help="plot the --small runs")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
@@ -350,6 +376,7 @@ def run_from_args(args) -> None:
         print(make_all(args.out_dir, "runs_small", "_small"))
     else:
         print(make_all(args.out_dir))
+        update_readme(args.out_dir)
 
 
 def main(argv=None) -> None:

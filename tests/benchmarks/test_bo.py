@@ -103,3 +103,11 @@ def test_a_study_folder_refuses_other_settings(cfg):
     cfg.time_limit = 30.0
     with pytest.raises(SystemExit, match="time_limit"):
         bo.check_settings(cfg)
+
+
+def test_tables_are_embedded_between_markers_only(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- t -->\nold table\n<!-- /t -->\nreading\n")
+    assert plots.embed(readme, "t", "| new |\n")
+    assert readme.read_text() == "intro\n<!-- t -->\n| new |\n<!-- /t -->\nreading\n"
+    assert not plots.embed(readme, "missing", "x")
