@@ -57,7 +57,8 @@ def test_categories_survive_the_csv_and_refusals_are_recorded(cfg):
 
 
 def test_study_through_joblib_then_plots_and_tables(cfg):
-    results = bo.run_study(["MixedConstrained"], ["Random", "Sobo"], [0, 1], cfg,
+    # two joblib workers (separate processes), as a cluster backend would run them
+    results = bo.run_study(["MixedConstrained"], ["Random", "Sobo"], [0, 1], cfg, n_jobs=2,
                            verbose=False)
     assert sorted(r[3] for r in results) == ["done", "done", "unsupported", "unsupported"]
     text = plots.make_all(cfg.out_dir)
