@@ -2,8 +2,8 @@
 
 - ``regret.png``: median and interquartile range over seeds of the simple regret
   (best value so far minus the optimum) against the iteration, one panel per benchmark.
-  Where the optimum is unknown (TreeFunction, TreeFunctionCat, PestControl) regret is taken
-  against the best value any run of any method found on that benchmark.
+  Where the optimum is unknown (PestControl) regret is taken against the best value any run
+  of any method found on that benchmark (the tree functions' optima are exact, by a MIP).
 - ``time.png``: per benchmark and method, the median (bars) and interquartile range (whiskers)
   of the fit time and the acquisition time per iteration.
 - ``summary.md`` / ``summary.csv``: per benchmark and method, seeds, iterations reached, median
