@@ -333,7 +333,11 @@ def _run_contrib(m, name, time_limit, mip_gap) -> SolveOutcome:
     if name == "highs":
         from pyomo.contrib.solver.solvers.highs import Highs as Solver
     else:
-        from pyomo.contrib.solver.solvers.gurobi.gurobi_direct import GurobiDirect as Solver
+        # Pyomo's plain GurobiDirect takes linear models only; the MINLP interface passes the
+        # sigma cone and the domain's nonlinear constraints (Gurobi >= 12) as they are.
+        from pyomo.contrib.solver.solvers.gurobi.gurobi_direct_minlp import (
+            GurobiDirectMINLP as Solver,
+        )
     kwargs = {"warmstart_discrete_vars": True} if name == "gurobi" else {}
     t0 = time.perf_counter()
     res = Solver().solve(m, time_limit=float(time_limit), rel_gap=float(mip_gap),
