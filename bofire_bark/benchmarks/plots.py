@@ -355,15 +355,17 @@ def embed(readme: Path, name: str, text: str) -> bool:
 
 
 def update_readme(out_dir: Path) -> None:
-    """Copy the generated tables into ``results/README.md`` (beside ``out_dir``)."""
+    """Copy the generated tables into ``results/README.md`` (beside ``out_dir``) and the
+    project's README (blocks without markers in a file are left alone)."""
     out_dir = Path(out_dir)
-    readme = out_dir.parent / "README.md"
-    for name, path in (("regression", out_dir.parent / "regression" / "summary.md"),
-                       ("bo-comparison", out_dir / "comparison.md"),
-                       ("bo-summary", out_dir / "summary.md"),
-                       ("bo-time-limit", out_dir / "time_limit.md")):
-        if path.exists():
-            embed(readme, name, path.read_text())
+    tables = (("regression", out_dir.parent / "regression" / "summary.md"),
+              ("bo-comparison", out_dir / "comparison.md"),
+              ("bo-summary", out_dir / "summary.md"),
+              ("bo-time-limit", out_dir / "time_limit.md"))
+    for readme in (out_dir.parent / "README.md", out_dir.parent.parent / "README.md"):
+        for name, path in tables:
+            if path.exists():
+                embed(readme, name, path.read_text())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
