@@ -22,7 +22,9 @@ points for every method of a seed (BoFire's ``RandomStrategy(seed=seed)``), then
 ``n_iterations`` ask(1)/tell steps. Each row of ``runs/<benchmark>/<method>/seed<k>.csv`` is
 one evaluated point: ``iteration`` (0 for the initial design), the inputs, ``y``,
 ``best`` (running minimum), ``fit_time`` (the ``tell`` that fitted the model used for this
-point), ``acq_time`` (the ``ask``) and, for BARK, the MIP's status, gap and times. The file
+point), ``acq_time`` (the ``ask``) and, for BARK, the MIP's status, gap and times, and the
+acquisition value of the candidate (``ucb``) and of the solver's starting point (``start_ucb``;
+standardized units). The file
 is rewritten after every iteration, so an interrupted run resumes from its saved points
 (the model is refitted on all of them; for BARK the chains restart with a full burn-in).
 Runs that a method cannot take (a constraint or feature type it refuses) are recorded as
@@ -263,9 +265,11 @@ def run_one(bench_name: str, method: str, seed: int, cfg: BOConfig) -> str:
                    "best": min(rows[-1]["best"], y), "fit_time": t1 - t0, "acq_time": t2 - t1}
             if method == "BARK" and getattr(strategy, "last_results", None):
                 r = strategy.last_results[-1]
+                # ucb vs start_ucb: whether the solver improved on its starting point
                 row.update({"mip_status": str(r.status), "mip_gap": float(r.gap),
                             "mip_solve_time": float(r.solve_time),
-                            "mip_build_time": float(r.build_time)})
+                            "mip_build_time": float(r.build_time), "ucb": float(r.ucb),
+                            "start_ucb": float(r.incumbent_ucb)})
             rows.append(row)
             _save(rows, path)
             new = X.assign(y=y, valid_y=1)

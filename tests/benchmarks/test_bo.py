@@ -35,6 +35,7 @@ def test_run_saves_resumes_and_times(cfg):
     last = first.iloc[-1]
     assert last["fit_time"] > 0 and last["acq_time"] > 0
     assert last["mip_status"] and np.isfinite(last["mip_gap"])
+    assert last["ucb"] >= last["start_ucb"] - 1e-9  # the solver never returns worse
     assert last["best"] == first["y"].min()
     # finished runs are skipped; a longer budget continues from the saved points
     assert bo.run_one("DiscreteAckley", "BARK", 0, cfg) == "done"
@@ -112,3 +113,9 @@ def test_tables_are_embedded_between_markers_only(tmp_path):
     assert plots.embed(readme, "t", "| new |\n")
     assert readme.read_text() == "intro\n<!-- t -->\n| new |\n<!-- /t -->\nreading\n"
     assert not plots.embed(readme, "missing", "x")
+
+
+def test_summary_counts_iterations_where_the_mip_beat_its_start():
+    rows = pd.DataFrame({"ucb": [1.0, 2.0, 3.0, np.nan], "start_ucb": [1.0, 1.5, 3.0, 1.0]})
+    assert plots._beat_start(rows) == "MIP beat its start in 1 of 3 iterations"
+    assert plots._beat_start(rows.drop(columns=["ucb", "start_ucb"])) == ""
