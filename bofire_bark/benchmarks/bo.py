@@ -24,7 +24,7 @@ one evaluated point: ``iteration`` (0 for the initial design), the inputs, ``y``
 ``best`` (running minimum), ``fit_time`` (the ``tell`` that fitted the model used for this
 point), ``acq_time`` (the ``ask``) and, for BARK, the MIP's status, gap and times, and the
 acquisition value of the candidate (``ucb``) and of the solver's starting point (``start_ucb``;
-standardized units). The file
+standardized units), and ``resumes``, the number of restarts before the row. The file
 is rewritten after every iteration, so an interrupted run resumes from its saved points
 (the model is refitted on all of them; for BARK the chains restart with a full burn-in).
 Runs that a method cannot take (a constraint or feature type it refuses) are recorded as
@@ -253,6 +253,10 @@ def run_one(bench_name: str, method: str, seed: int, cfg: BOConfig) -> str:
         experiments["valid_y"] = 1
         new = experiments
         start_it = max(r["iteration"] for r in rows) + 1
+        # a resumed run refits from scratch (fresh burn-in), so its later points differ from an
+        # uninterrupted run's; "resumes" counts the restarts behind each row
+        resumes = max((int(r["resumes"]) for r in rows if pd.notna(r.get("resumes"))),
+                      default=0) + (start_it > 1)
         for it in range(start_it, cfg.n_iterations + 1):
             t0 = time.perf_counter()
             strategy.tell(new)
@@ -261,7 +265,7 @@ def run_one(bench_name: str, method: str, seed: int, cfg: BOConfig) -> str:
             t2 = time.perf_counter()
             X = cand[keys].reset_index(drop=True)
             y = float(bench.f(X)["y"].iloc[0])
-            row = {"iteration": it, **X.iloc[0].to_dict(), "y": y,
+            row = {"iteration": it, **X.iloc[0].to_dict(), "y": y, "resumes": resumes,
                    "best": min(rows[-1]["best"], y), "fit_time": t1 - t0, "acq_time": t2 - t1}
             if method == "BARK" and getattr(strategy, "last_results", None):
                 r = strategy.last_results[-1]

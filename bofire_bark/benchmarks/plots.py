@@ -1,5 +1,8 @@
 """Tables and figures from the BO run CSVs (``results/bo/runs/...``).
 
+Tables and curves use the finished runs, those that reached the benchmark's last iteration;
+runs in progress are named in the summary's note column.
+
 - ``regret.png``: median and interquartile range over seeds of the simple regret
   (best value so far minus the optimum) against the iteration, one panel per benchmark.
   Where the optimum is unknown (PestControl) regret is taken against the best value any run
@@ -7,11 +10,11 @@
 - ``time.png``: per benchmark and method, the median (bars) and interquartile range (whiskers)
   of the fit time and the acquisition time per iteration.
 - ``summary.md`` / ``summary.csv``: per benchmark and method, seeds, iterations reached, median
-  (IQR) regret at a common iteration, median fit and acquisition seconds, and for BARK how often
+  (IQR) regret at the last iteration, median fit and acquisition seconds, and for BARK how often
   the MIP improved on its starting point; methods that refuse a benchmark are listed with
   BoFire's reason.
 - ``comparison.md`` / ``comparison.csv``: one row per benchmark, the methods' median regret
-  side by side at the common iteration, and paired counts "BARK lower / tied / higher" over
+  side by side at the last iteration, and paired counts "BARK lower / tied / higher" over
   the seeds both methods ran (a seed shares its initial design across methods, so seeds pair).
 - ``time_limit.md``: where ``runs_tl30/`` holds BARK runs with a 30 s MIP limit, their regret
   next to the same seeds with the study's limit (does the MIP time limit matter?).
@@ -177,38 +180,45 @@ def plot_times(runs: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
+def finished_only(curves: pd.DataFrame) -> pd.DataFrame:
+    """The runs that reached their benchmark's last iteration (the study's budget); runs still
+    in progress would otherwise pull every comparison back to their iteration."""
+    reach = curves.groupby(["benchmark", "method", "seed"])["iteration"].transform("max")
+    target = curves.groupby("benchmark")["iteration"].transform("max")
+    return curves[reach == target]
+
+
 def summary_table(runs: pd.DataFrame, curves: pd.DataFrame, refused: dict) -> pd.DataFrame:
+    """Per benchmark and method: finished seeds, regret at the benchmark's last iteration
+    (median and quartiles over finished seeds), median seconds, and a note (refusal, runs in
+    progress, how often BARK's MIP beat its start)."""
     rows = []
-    benches = _order(set(runs["benchmark"]) | {b for b, _ in refused})
-    for bench in benches:
-        sub = curves[curves["benchmark"] == bench]
-        # common iteration: the last one that every seed of every method with runs reached
-        reach = sub.groupby(["method", "seed"])["iteration"].max()
-        common = int(reach.min()) if len(reach) else 0
-        f_star, known = optimum(bench, runs) if len(sub) else (np.nan, True)
-        for method in _methods(set(sub["method"]) | {m for b, m in refused if b == bench}):
-            if (bench, method) in refused and method not in set(sub["method"]):
-                rows.append({"benchmark": bench, "method": method, "seeds": 0,
-                             "iterations": "-", "common_iteration": common,
-                             "regret_median": np.nan, "regret_q25": np.nan,
-                             "regret_q75": np.nan, "fit_s": np.nan, "acq_s": np.nan,
-                             "f_star": f_star, "known_optimum": known,
-                             "note": "refuses: " + refused[(bench, method)]})
+    done = finished_only(curves)
+    for bench in _order(set(runs["benchmark"]) | {b for b, _ in refused}):
+        full = curves[curves["benchmark"] == bench]
+        sub = done[done["benchmark"] == bench]
+        target = int(full["iteration"].max()) if len(full) else 0
+        f_star, known = optimum(bench, runs) if len(full) else (np.nan, True)
+        for method in _methods(set(full["method"]) | {m for b, m in refused if b == bench}):
+            base = {"benchmark": bench, "method": method, "common_iteration": target,
+                    "f_star": f_star, "known_optimum": known}
+            if (bench, method) in refused and method not in set(full["method"]):
+                rows.append({**base, "seeds": 0, "iterations": "-", "regret_median": np.nan,
+                             "regret_q25": np.nan, "regret_q75": np.nan, "fit_s": np.nan,
+                             "acq_s": np.nan, "note": "refuses: " + refused[(bench, method)]})
                 continue
-            m = sub[sub["method"] == method]
-            last = m.groupby("seed")["iteration"].max()
-            at = m[m["iteration"] == common]["regret"]
+            at = sub[(sub["method"] == method) & (sub["iteration"] == target)]["regret"]
+            reach = full[full["method"] == method].groupby("seed")["iteration"].max()
+            partial = reach[reach < target]
             r = runs[(runs["benchmark"] == bench) & (runs["method"] == method)
                      & (runs["iteration"] > 0)]
-            rows.append({
-                "benchmark": bench, "method": method, "seeds": len(last),
-                "iterations": f"{last.min()}-{last.max()}" if last.min() != last.max()
-                else f"{last.min()}",
-                "common_iteration": common,
-                "regret_median": at.median(), "regret_q25": at.quantile(0.25),
-                "regret_q75": at.quantile(0.75),
-                "fit_s": r["fit_time"].median(), "acq_s": r["acq_time"].median(),
-                "f_star": f_star, "known_optimum": known, "note": _beat_start(r)})
+            notes = [f"{len(partial)} more in progress (at iteration "
+                     f"{', '.join(str(int(i)) for i in partial)})"] if len(partial) else []
+            notes += [n for n in [_beat_start(r)] if n]
+            rows.append({**base, "seeds": len(at), "iterations": target if len(at) else "-",
+                         "regret_median": at.median(), "regret_q25": at.quantile(0.25),
+                         "regret_q75": at.quantile(0.75), "fit_s": r["fit_time"].median(),
+                         "acq_s": r["acq_time"].median(), "note": "; ".join(notes)})
     return pd.DataFrame(rows)
 
 
@@ -232,7 +242,7 @@ def _fmt(x: float) -> str:
 
 
 def summary_markdown(table: pd.DataFrame) -> str:
-    lines = ["| benchmark | method | seeds | iterations | regret at common iteration, median "
+    lines = ["| benchmark | method | seeds | iterations | regret at the last iteration, median "
              "(IQR) | fit s | acq s | note |", "|---|---|---|---|---|---|---|---|"]
     for r in table.itertuples():
         regret = "-" if not np.isfinite(r.regret_median) else (
@@ -245,8 +255,9 @@ def summary_markdown(table: pd.DataFrame) -> str:
 
 
 def comparison_table(curves: pd.DataFrame, refused: dict, reference: str = "BARK") -> pd.DataFrame:
-    """Median regret per method at each benchmark's common iteration, and paired seed counts
-    of ``reference`` against every other method (lower regret = better; ties within 1e-9)."""
+    """Median regret per method at each benchmark's common iteration (the last one, given
+    finished runs), and paired seed counts of ``reference`` against every other method (lower
+    regret = better; ties within 1e-9)."""
     rows = []
     for bench in _order(set(curves["benchmark"]) | {b for b, _ in refused}):
         sub = curves[curves["benchmark"] == bench]
@@ -335,13 +346,13 @@ def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str =
         runs.attrs["reference"] = load_runs(out_dir / "runs_tl30")[0]
     curves = regret_curves(runs)
     curves.to_csv(out_dir / f"regret{suffix}.csv", index=False)
-    plot_regret(curves, refused, out_dir / f"regret{suffix}.png")
+    plot_regret(finished_only(curves), refused, out_dir / f"regret{suffix}.png")
     plot_times(runs, out_dir / f"time{suffix}.png")
     table = summary_table(runs, curves, refused)
     table.to_csv(out_dir / f"summary{suffix}.csv", index=False)
     text = summary_markdown(table)
     (out_dir / f"summary{suffix}.md").write_text(text)
-    comparison = comparison_table(curves, refused)
+    comparison = comparison_table(finished_only(curves), refused)
     comparison.to_csv(out_dir / f"comparison{suffix}.csv", index=False)
     compared = comparison_markdown(comparison, refused)
     (out_dir / f"comparison{suffix}.md").write_text(compared)

@@ -45,6 +45,7 @@ def test_run_saves_resumes_and_times(cfg):
     second = bo.read_run(path)
     assert list(second["iteration"][-2:]) == [1, 2]
     assert second.iloc[:27].equals(first)
+    assert list(second["resumes"][-2:]) == [0, 1]  # the refit after the restart is marked
 
 
 def test_categories_survive_the_csv_and_refusals_are_recorded(cfg):
@@ -119,3 +120,21 @@ def test_summary_counts_iterations_where_the_mip_beat_its_start():
     rows = pd.DataFrame({"ucb": [1.0, 2.0, 3.0, np.nan], "start_ucb": [1.0, 1.5, 3.0, 1.0]})
     assert plots._beat_start(rows) == "MIP beat its start in 1 of 3 iterations"
     assert plots._beat_start(rows.drop(columns=["ucb", "start_ucb"])) == ""
+
+
+def test_runs_in_progress_leave_the_tables_and_are_named():
+    rows = [("B", "BARK", s, it, 3.0 - it) for s in range(2) for it in range(4)]
+    rows += [("B", "Sobo", 0, it, 3.5 - it) for it in range(4)]
+    rows += [("B", "Sobo", 1, it, 9.0) for it in range(2)]  # still at iteration 1
+    curves = pd.DataFrame(rows, columns=["benchmark", "method", "seed", "iteration", "regret"])
+    done = plots.finished_only(curves)
+    assert set(map(tuple, done[["method", "seed"]].drop_duplicates().to_numpy())) == {
+        ("BARK", 0), ("BARK", 1), ("Sobo", 0)}
+    row = plots.comparison_table(done, {}).iloc[0]
+    assert row["iteration"] == 3 and row["vs_Sobo"] == "1/0/0" and row["Sobo_seeds"] == 1
+    runs = curves.rename(columns={"regret": "y"}).assign(best=curves["regret"], fit_time=0.1,
+                                                          acq_time=0.2)
+    runs.attrs["reference"] = None
+    table = plots.summary_table(runs, curves, {}).set_index("method")
+    assert table.loc["Sobo", "seeds"] == 1 and table.loc["Sobo", "regret_median"] == 0.5
+    assert "1 more in progress (at iteration 1)" in table.loc["Sobo", "note"]
