@@ -58,30 +58,31 @@ def load_runs(run_root: Path) -> tuple[pd.DataFrame, dict[tuple[str, str], str]]
     return runs, refused
 
 
-def optimum(bench: str, runs: pd.DataFrame) -> tuple[float, bool]:
+def optimum(bench: str, runs: pd.DataFrame,
+            reference: pd.DataFrame | None = None) -> tuple[float, bool]:
     """(f*, known): the benchmark's optimum, else the best value found in any run of ``runs``
-    (``runs.attrs["reference"]``, when set, adds runs kept outside the study, e.g. the 30 s
-    limit runs, so that no regret is negative)."""
-    ref = runs.attrs.get("reference")
-    if ref is not None and len(ref):
-        runs = pd.concat([runs[["benchmark", "y"]], ref[["benchmark", "y"]]])
+    or ``reference`` (runs kept outside the study, e.g. with a 30 s limit, so that no regret
+    is negative)."""
+    if reference is not None and len(reference):
+        runs = pd.concat([runs[["benchmark", "y"]], reference[["benchmark", "y"]]])
     try:
         return float(make_benchmark(bench).get_optima()["y"].iloc[0]), True
     except (NotImplementedError, ValueError):
         return float(runs.loc[runs["benchmark"] == bench, "y"].min()), False
 
 
-def regret_curves(runs: pd.DataFrame) -> pd.DataFrame:
+def regret_curves(runs: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Regret after each iteration (0 = the initial design) per benchmark, method and seed."""
     out = []
     for (bench, method, seed), g in runs.groupby(["benchmark", "method", "seed"]):
-        f_star, known = optimum(bench, runs)
+        f_star, known = optimum(bench, runs, reference)
         per_it = g.groupby("iteration")["best"].min().sort_index()
         out.append(pd.DataFrame({"benchmark": bench, "method": method, "seed": seed,
                                  "iteration": per_it.index, "regret": per_it.to_numpy() - f_star,
-                                 "known_optimum": known}))
+                                 "f_star": f_star, "known_optimum": known}))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame(
-        columns=["benchmark", "method", "seed", "iteration", "regret", "known_optimum"])
+        columns=["benchmark", "method", "seed", "iteration", "regret", "f_star",
+                 "known_optimum"])
 
 
 def _order(benches) -> list[str]:
@@ -198,7 +199,8 @@ def summary_table(runs: pd.DataFrame, curves: pd.DataFrame, refused: dict) -> pd
         full = curves[curves["benchmark"] == bench]
         sub = done[done["benchmark"] == bench]
         target = int(full["iteration"].max()) if len(full) else 0
-        f_star, known = optimum(bench, runs) if len(full) else (np.nan, True)
+        f_star, known = ((float(full["f_star"].iloc[0]), bool(full["known_optimum"].all()))
+                         if len(full) else (np.nan, True))
         for method in _methods(set(full["method"]) | {m for b, m in refused if b == bench}):
             base = {"benchmark": bench, "method": method, "common_iteration": target,
                     "f_star": f_star, "known_optimum": known}
@@ -342,9 +344,9 @@ def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str =
     runs, refused = load_runs(out_dir / runs_name)
     if runs.empty:
         raise SystemExit(f"no runs under {out_dir / runs_name}")
-    if not suffix and (out_dir / "runs_tl30").is_dir():
-        runs.attrs["reference"] = load_runs(out_dir / "runs_tl30")[0]
-    curves = regret_curves(runs)
+    reference = (load_runs(out_dir / "runs_tl30")[0]
+                 if not suffix and (out_dir / "runs_tl30").is_dir() else None)
+    curves = regret_curves(runs, reference)
     curves.to_csv(out_dir / f"regret{suffix}.csv", index=False)
     plot_regret(finished_only(curves), refused, out_dir / f"regret{suffix}.png")
     plot_times(runs, out_dir / f"time{suffix}.png")
