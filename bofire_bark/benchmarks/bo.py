@@ -212,6 +212,12 @@ def read_run(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
+def beat_start(ucb, start_ucb):
+    """Whether the MIP solver's candidate beat its starting point by more than round-off."""
+    ucb, start_ucb = np.asarray(ucb, dtype=float), np.asarray(start_ucb, dtype=float)
+    return (ucb - start_ucb) > 1e-9 * np.maximum(1.0, np.abs(start_ucb))
+
+
 def _save(rows: list[dict], path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     pd.DataFrame(rows).to_csv(tmp, index=False)

@@ -30,7 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bofire_bark.benchmarks.bo import DEFAULT_OUT, METHODS, STUDY_BENCHMARKS, read_run
+from bofire_bark.benchmarks.bo import (
+    DEFAULT_OUT,
+    METHODS,
+    STUDY_BENCHMARKS,
+    beat_start,
+    read_run,
+)
 from bofire_bark.benchmarks.functions import make_benchmark
 
 COLORS = {"BARK": "tab:green", "Sobo": "tab:blue", "Random": "tab:gray", "Entmoot": "tab:orange"}
@@ -231,7 +237,7 @@ def _beat_start(rows: pd.DataFrame) -> str:
     r = rows.dropna(subset=["ucb", "start_ucb"])
     if r.empty:
         return ""
-    better = (r["ucb"] - r["start_ucb"]) > 1e-9 * np.maximum(1.0, r["start_ucb"].abs())
+    better = beat_start(r["ucb"], r["start_ucb"])
     return f"MIP beat its start in {int(better.sum())} of {len(r)} iterations"
 
 

@@ -122,6 +122,13 @@ def test_summary_counts_iterations_where_the_mip_beat_its_start():
     assert plots._beat_start(rows.drop(columns=["ucb", "start_ucb"])) == ""
 
 
+def test_beat_start_ignores_round_off_relative_to_the_start():
+    # both the summary and mip_vs_start count with this one rule
+    ucb = [1.0 + 1e-12, 1e6 + 1e-4, 1e6 + 1e-2, -2.0 + 1e-8]
+    start = [1.0, 1e6, 1e6, -2.0]
+    assert bo.beat_start(ucb, start).tolist() == [False, False, True, True]
+
+
 def test_runs_in_progress_leave_the_tables_and_are_named():
     rows = [("B", "BARK", s, it, 3.0 - it) for s in range(2) for it in range(4)]
     rows += [("B", "Sobo", 0, it, 3.5 - it) for it in range(4)]
