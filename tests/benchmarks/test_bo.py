@@ -145,3 +145,17 @@ def test_runs_in_progress_leave_the_tables_and_are_named():
     table = plots.summary_table(runs, curves, {}).set_index("method")
     assert table.loc["Sobo", "seeds"] == 1 and table.loc["Sobo", "regret_median"] == 0.5
     assert "1 more in progress (at iteration 1)" in table.loc["Sobo", "note"]
+
+
+def test_candidates_off_bounds_by_round_off_are_clipped_and_larger_misses_raise():
+    domain = bo.make_benchmark("Hartmann6").domain
+    X = pd.DataFrame([[0.5] * 6], columns=domain.inputs.get_keys())
+    X.loc[0, "x_3"] = 1 + 7e-8
+    X.loc[0, "x_1"] = -2e-7
+    clipped, excess = bo.to_bounds(X, domain)
+    assert clipped.loc[0, "x_3"] == 1.0 and clipped.loc[0, "x_1"] == 0.0
+    assert excess == pytest.approx(2e-7)
+    assert X.loc[0, "x_3"] > 1  # the caller's frame is left as it was
+    X.loc[0, "x_3"] = 1.01
+    with pytest.raises(ValueError, match="x_3"):
+        bo.to_bounds(X, domain)
