@@ -15,7 +15,8 @@ runs in progress are named in the summary's note column.
   BoFire's reason.
 - ``comparison.md`` / ``comparison.csv``: one row per benchmark, the methods' median regret
   side by side at the last iteration, and paired counts "BARK lower / tied / higher" over
-  the seeds both methods ran (a seed shares its initial design across methods, so seeds pair).
+  the seeds both methods ran (a seed shares its initial design across methods, so seeds pair),
+  with a two-sided sign test's p over the untied pairs.
 - ``time_limit.md``: where ``runs_tl30/`` holds BARK runs with a 30 s MIP limit, their regret
   next to the same seeds with the study's limit (does the MIP time limit matter?).
 
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 from bofire_bark.benchmarks.bo import (
     DEFAULT_OUT,
@@ -284,9 +286,12 @@ def comparison_table(curves: pd.DataFrame, refused: dict, reference: str = "BARK
             if method != reference and method in at and reference in at:
                 pair = at[[reference, method]].dropna()
                 diff = pair[reference] - pair[method]
-                row[f"vs_{method}"] = (f"{int((diff < -1e-9).sum())}/"
-                                       f"{int((diff.abs() <= 1e-9).sum())}/"
-                                       f"{int((diff > 1e-9).sum())}")
+                lower, higher = int((diff < -1e-9).sum()), int((diff > 1e-9).sum())
+                row[f"vs_{method}"] = f"{lower}/{int((diff.abs() <= 1e-9).sum())}/{higher}"
+                # two-sided sign test over the untied pairs: how surprising the split is if
+                # neither method were better (5/0/0 gives 0.0625, so 5 seeds never reach 0.05)
+                row[f"p_{method}"] = (binomtest(lower, lower + higher).pvalue
+                                      if lower + higher else np.nan)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -295,7 +300,7 @@ def comparison_markdown(table: pd.DataFrame, refused: dict, reference: str = "BA
     methods = _methods({c for c in table.columns if c in METHODS})
     others = [m for m in methods if m != reference]
     head = (["benchmark", "iteration"] + [f"{m} median regret (seeds)" for m in methods]
-            + [f"{reference} vs {m} (lower/tied/higher)" for m in others])
+            + [f"{reference} vs {m} (lower/tied/higher, sign test p)" for m in others])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in table.to_dict("records"):
         present = {m: r.get(m, np.nan) for m in methods}
@@ -312,8 +317,11 @@ def comparison_markdown(table: pd.DataFrame, refused: dict, reference: str = "BA
                 text = f"{_fmt(v)} ({int(r[f'{m}_seeds'])})"
                 cells.append(f"**{text}**" if v <= best + 1e-12 else text)
         for m in others:
-            cells.append(str(r.get(f"vs_{m}", "-")) if isinstance(r.get(f"vs_{m}"), str)
-                         else "-")
+            counts, p = r.get(f"vs_{m}"), r.get(f"p_{m}", np.nan)
+            if not isinstance(counts, str):
+                cells.append("-")
+            else:
+                cells.append(f"{counts} (p {p:.2g})" if np.isfinite(p) else counts)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

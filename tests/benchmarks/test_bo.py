@@ -94,9 +94,12 @@ def test_comparison_pairs_seeds_and_names_refusals():
     row = table.iloc[0]
     assert row["iteration"] == 3 and row["BARK"] == 1.0 and row["Sobo"] == 1.0
     assert row["vs_Sobo"] == "1/1/1" and row["vs_Random"] == "2/0/0"
+    # sign test over untied pairs: 1 of 2 is p = 1, 2 of 2 is p = 2 * 0.5**2
+    assert row["p_Sobo"] == pytest.approx(1.0) and row["p_Random"] == pytest.approx(0.5)
     assert row["Entmoot_seeds"] == 0
     text = plots.comparison_markdown(table, refused)
-    assert "| B | 3 | **1 (3)** | **1 (3)** | 5 (2) | refuses | 1/1/1 | 2/0/0 | - |" in text
+    assert ("| B | 3 | **1 (3)** | **1 (3)** | 5 (2) | refuses | 1/1/1 (p 1) | 2/0/0 (p 0.5) | - |"
+            in text)
 
 
 def test_a_study_folder_refuses_other_settings(cfg):
