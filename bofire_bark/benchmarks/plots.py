@@ -82,8 +82,10 @@ def optimum(bench: str, runs: pd.DataFrame,
 def regret_curves(runs: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Regret after each iteration (0 = the initial design) per benchmark, method and seed."""
     out = []
+    # one optimum per benchmark (a tree function's is a MIP solve), not one per run
+    optima = {bench: optimum(bench, runs, reference) for bench in runs["benchmark"].unique()}
     for (bench, method, seed), g in runs.groupby(["benchmark", "method", "seed"]):
-        f_star, known = optimum(bench, runs, reference)
+        f_star, known = optima[bench]
         per_it = g.groupby("iteration")["best"].min().sort_index()
         out.append(pd.DataFrame({"benchmark": bench, "method": method, "seed": seed,
                                  "iteration": per_it.index, "regret": per_it.to_numpy() - f_star,
