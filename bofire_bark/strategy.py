@@ -81,14 +81,14 @@ class BARKStrategy(PredictiveStrategy):
         self.last_results = []
         with _bar(self.progress_bar, n, "BARK ask") as bar:
             for i in range(n):
-                result = self._solve(posterior, pending, i)
+                result = self._solve(posterior, pending)
                 # a repeat of a point already in the batch (the acquisition can still peak in
                 # the same cell after conditioning): condition on it once more and re-solve
                 for _ in range(2):
                     if not _repeats(result.x, pending):
                         break
                     pending.append(result.x.reshape(1, -1))
-                    result = self._solve(posterior, pending, i)
+                    result = self._solve(posterior, pending)
                 if _repeats(result.x, pending):
                     logger.warning("BARK ask %d/%d repeats an earlier candidate of this batch",
                                    i + 1, n)
@@ -99,15 +99,16 @@ class BARKStrategy(PredictiveStrategy):
                 bar.update(1)
         return pd.concat(chosen, ignore_index=True)[self.domain.inputs.get_keys()]
 
-    def _solve(self, posterior, pending: list[np.ndarray], i: int):
+    def _solve(self, posterior, pending: list[np.ndarray]):
         from bofire_bark.optimize import optimize_acquisition
 
+        # a fresh seed from BoFire's seed stream for every solve: successive asks differ,
+        # yet a strategy built with the same seed replays the same run
         return optimize_acquisition(
             posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
             pending=np.vstack(pending) if pending else None, solver=self.solver,
             time_limit=self.time_limit, mip_gap=self.mip_gap, n_random=self.n_start_points,
-            seed=self._get_seed() if self._data_model.seed is None
-            else self._data_model.seed + i)
+            seed=self._get_seed())
 
 
 def _repeats(x: np.ndarray, pending: list[np.ndarray]) -> bool:

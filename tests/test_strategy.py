@@ -225,3 +225,48 @@ def test_fifteen_iterations_beat_fifteen_random_points():
         random_best = min(data["y"].min(), bo_toy(more).min())
         wins += bark_best < random_best
     assert wins >= 2, f"BARK beat random search on {wins} of {len(seeds)} seeds"
+
+
+def recording_solver(monkeypatch) -> list:
+    """Record the seed of every acquisition solve; the real optimizer still answers."""
+    import bofire_bark.optimize as optimize
+
+    real = optimize.optimize_acquisition
+    seeds = []
+
+    def record(*args, **kwargs):
+        seeds.append(kwargs["seed"])
+        return real(*args, **kwargs)
+
+    # _solve imports the name from the package at call time, so patching the package suffices
+    monkeypatch.setattr(optimize, "optimize_acquisition", record)
+    return seeds
+
+
+def told_toy(seed: int) -> tuple[Domain, object]:
+    domain = bo_toy_domain()
+    strategy = fast_strategy(domain, seed=seed, time_limit=5.0, n_start_points=200)
+    strategy.tell(initial(domain, 6, 0, bo_toy))
+    return domain, strategy
+
+
+def test_successive_asks_draw_new_seeds(monkeypatch):
+    seeds = recording_solver(monkeypatch)
+    _, strategy = told_toy(seed=3)
+    strategy.ask(1)
+    strategy.ask(1)
+    assert len(seeds) == 2
+    assert seeds[0] != seeds[1], "every ask(1) of a seeded strategy reused the same seed"
+
+
+def test_same_seed_replays_the_whole_run(monkeypatch):
+    seeds = recording_solver(monkeypatch)
+    runs = []
+    for _ in range(2):
+        domain, strategy = told_toy(seed=7)
+        start = len(seeds)
+        asked = [strategy.ask(1) for _ in range(2)]
+        runs.append((seeds[start:], pd.concat(asked, ignore_index=True)))
+    (seeds_a, cands_a), (seeds_b, cands_b) = runs
+    assert len(seeds_a) == 2 and seeds_a == seeds_b
+    pd.testing.assert_frame_equal(cands_a, cands_b)
