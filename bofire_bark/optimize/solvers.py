@@ -264,17 +264,53 @@ def parse_scip_log(text: str) -> list[tuple[float, float, float, float]]:
     return points
 
 
-def _run_scip(m, time_limit, mip_gap, seed, has_start, options=None) -> SolveOutcome:
-    from pyomo.common.timing import HierarchicalTimer
-    from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
+class _PyomoScipAdapter:
+    """Pyomo's translation of a model to PySCIPOpt, without Pyomo's ``solve``.
 
-    opt = ScipDirect()
-    config = opt.config(value={}, preserve_implicit=True)
-    config.timer = HierarchicalTimer()
+    Why private attributes: Pyomo 6.10's ``ScipDirect`` / ``ScipPersistent`` give no public
+    access to the PySCIPOpt model or the variable map, and their ``solve`` starts from integer
+    values only and takes no event handler or log file; we need a complete start, the gap
+    trace and the log. So this class is the only reader of ``ScipDirect`` internals, and
+    ``tests/optimize/test_acq_solvers.py`` checks them, to fail by name when Pyomo changes.
+    """
+
+    def __init__(self):
+        from pyomo.common.timing import HierarchicalTimer
+        from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
+
+        self._opt = ScipDirect()
+        self._config = self._opt.config(value={}, preserve_implicit=True)
+        self._config.timer = HierarchicalTimer()
+
+    def _private(self, name: str):
+        try:
+            return getattr(self._opt, name)
+        except AttributeError:
+            import pyomo.version
+
+            raise RuntimeError(
+                f"Pyomo {pyomo.version.version}'s ScipDirect has no {name!r}: update "
+                "_PyomoScipAdapter in bofire_bark/optimize/solvers.py") from None
+
+    def solver_model(self, m):
+        """The PySCIPOpt model of Pyomo model ``m`` (objective and constraints translated)."""
+        scip_model, _, _ = self._private("_create_solver_model")(m, self._config)
+        return scip_model
+
+    def variables(self):
+        """(Pyomo variable, PySCIPOpt variable) pairs of the last translated model."""
+        return self._private("_pyomo_var_to_solver_var_map").items()
+
+    def objective_var(self):
+        """The PySCIPOpt variable standing for the objective (SCIP's objective is linear)."""
+        return self._private("_obj_var")
+
+
+def _run_scip(m, time_limit, mip_gap, seed, has_start, options=None) -> SolveOutcome:
+    adapter = _PyomoScipAdapter()
     t0 = time.perf_counter()
-    scip_model, _, _ = opt._create_solver_model(m, config)
+    scip_model = adapter.solver_model(m)
     translate = time.perf_counter() - t0
-    var_map = opt._pyomo_var_to_solver_var_map
     scip_model.hideOutput(os.environ.get("BARK_SCIP_LOG") is None)
     scip_model.setParam("limits/time", max(1.0, float(time_limit) - translate))
     scip_model.setParam("limits/gap", float(mip_gap))
@@ -295,10 +331,10 @@ def _run_scip(m, time_limit, mip_gap, seed, has_start, options=None) -> SolveOut
         scip_model.setParam(key, value)
     if has_start:
         sol = scip_model.createSol()
-        for pvar, svar in var_map.items():
+        for pvar, svar in adapter.variables():
             if pvar.value is not None:
                 scip_model.setSolVal(sol, svar, float(pvar.value))
-        scip_model.setSolVal(sol, opt._obj_var, float(pyo.value(m.acq)))
+        scip_model.setSolVal(sol, adapter.objective_var(), float(pyo.value(m.acq)))
         scip_model.addSol(sol, free=True)
     handler = _trace_handler(scip_model)
     log = tempfile.NamedTemporaryFile(prefix="bark_scip_", suffix=".log", delete=False)
@@ -317,7 +353,7 @@ def _run_scip(m, time_limit, mip_gap, seed, has_start, options=None) -> SolveOut
                        trace=sorted(handler.points + logged))
     if has_solution:
         best = scip_model.getBestSol()
-        for pvar, svar in var_map.items():
+        for pvar, svar in adapter.variables():
             pvar.set_value(scip_model.getSolVal(best, svar), skip_validation=True)
         out.objective = scip_model.getObjVal()
         out.bound = scip_model.getDualbound()

@@ -115,3 +115,42 @@ def test_scip_options_reach_the_child_process(continuous3):
     out = solvers_module.solve(problem, "scip", None, 10.0, 0.1, isolate=True,
                                options={"heuristics": "off", "lp/pricing": "s"})
     assert out.status in ("optimal", "gap")
+
+
+def test_pyomo_scip_internals_are_still_where_the_adapter_reads_them():
+    """Pyomo offers no public PySCIPOpt model or variable map; the adapter reads private
+    attributes of ScipDirect, and this test names the one Pyomo renamed or removed."""
+    import pyomo.environ as pyo
+    from pyscipopt import Model, Variable
+
+    m = pyo.ConcreteModel()
+    m.b = pyo.Var(domain=pyo.Binary)
+    m.x = pyo.Var(bounds=(0, 2))
+    m.link = pyo.Constraint(expr=m.x <= 1.5 * m.b)
+    m.acq = pyo.Objective(expr=m.x + m.b, sense=pyo.maximize)
+    adapter = solvers_module._PyomoScipAdapter()
+    scip_model = adapter.solver_model(m)
+    assert isinstance(scip_model, Model), "ScipDirect._create_solver_model changed its return"
+    pairs = list(adapter.variables())
+    assert {id(p) for p, _ in pairs} == {id(m.b), id(m.x)}, \
+        "ScipDirect._pyomo_var_to_solver_var_map no longer maps the model's variables"
+    assert all(isinstance(s, Variable) for _, s in pairs), \
+        "ScipDirect._pyomo_var_to_solver_var_map no longer holds PySCIPOpt variables"
+    obj = adapter.objective_var()
+    assert isinstance(obj, Variable), "ScipDirect._obj_var is no longer the objective variable"
+    scip_model.hideOutput()
+    scip_model.optimize()
+    solved = {id(p): scip_model.getVal(s) for p, s in pairs}
+    assert solved[id(m.b)] == pytest.approx(1.0) and solved[id(m.x)] == pytest.approx(1.5)
+    assert scip_model.getVal(obj) == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("name", ["solver_model", "variables", "objective_var"])
+def test_the_adapter_names_a_missing_pyomo_internal(name):
+    from types import SimpleNamespace
+
+    adapter = solvers_module._PyomoScipAdapter()
+    adapter._opt = SimpleNamespace()  # a ScipDirect without any of the internals
+    args = (None,) if name == "solver_model" else ()
+    with pytest.raises(RuntimeError, match=r"ScipDirect has no '_\w+': update _PyomoScipAdapter"):
+        getattr(adapter, name)(*args)
