@@ -4,8 +4,21 @@
 normal quantile, so mu + kappa sigma is the upper end of a 95 % interval of each sample's GP.
 It sits at the exploratory end of common choices (BoTorch's UCB ``beta=0.2`` is kappa = 0.45)
 because BARK's sigma is bounded by the prior variance 1 in standardized units and a mixture of
-16 samples already averages out extreme sigma. Time limit 100 s and relative gap 10 % are the
-paper's settings (``DEFAULT_TIME_LIMIT``, ``DEFAULT_MIP_GAP``).
+16 samples already averages out extreme sigma.
+
+Two ways to the global optimum, both started from the same feasible point (random draws plus
+coordinate ascent, scored by the engine):
+
+- ``"bnb"`` (the default): best-first branch-and-bound over the grid of split thresholds
+  (``bnb``, numba bounds in ``grid_bound``); it stops as soon as the relative gap ``mip_gap``
+  or the absolute gap ``abs_gap`` (standardized units: standard deviations of the output) is
+  proven, or at ``time_limit``.
+- ``"scip"`` / ``"gurobi"`` / ``"highs"``: the Pyomo MIP (``model``), the tool for nonlinear
+  equality constraints, which the grid search cannot satisfy inside a box; ``"auto"`` picks it
+  only for those.
+
+Defaults (``DEFAULT_TIME_LIMIT`` 10 s, ``DEFAULT_MIP_GAP`` 10 % as in the paper,
+``DEFAULT_ABS_GAP`` 0.01 sd) come from ``python -m bofire_bark.benchmarks.acquisition_proof``.
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from bofire_bark.optimize.acquisition import sample_gps
+from bofire_bark.optimize.bnb import relative_gap
 from bofire_bark.optimize.constraints import (
     active_delta,
     check_domain_supported,
@@ -26,7 +40,7 @@ from bofire_bark.optimize.constraints import (
     feasible,
     input_box,
 )
-from bofire_bark.optimize.domain_constraints import NonlinearSpec
+from bofire_bark.optimize.domain_constraints import NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import build_ensemble
 from bofire_bark.optimize.incumbent import find_incumbent
 from bofire_bark.optimize.model import AcquisitionProblem, with_tangent_cuts
@@ -35,8 +49,9 @@ from bofire_bark.optimize.solvers import resolve_solver, scip_worker, solve
 logger = logging.getLogger(__name__)
 
 DEFAULT_KAPPA = 1.96
-DEFAULT_TIME_LIMIT = 100.0
+DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_MIP_GAP = 0.1
+DEFAULT_ABS_GAP = 0.01
 # Tolerance for a decoded candidate to count as fulfilling the domain (BoFire's ask uses 1e-5).
 FEASIBILITY_TOL = 1e-5
 
@@ -52,15 +67,18 @@ class AcquisitionResult:
     Attributes:
         candidate: one row, the domain's input keys (discrete values exact, categories as str).
         x: (D,) the candidate encoded for the engine.
-        objective: the MIP's objective at its solution (NaN when the incumbent was returned).
+        objective: the solver's objective at its point (NaN when it returned none).
         ucb: the engine's integrated UCB at ``candidate`` (standardized units).
-        status: "optimal", "gap" (proven within ``mip_gap``), "time_limit" (stopped with the
-            given gap) or "incumbent" (the starting sample's point).
-        gap: relative gap reported by the solver (NaN if none).
-        bound: the solver's upper bound on the acquisition (NaN if none).
-        solver: name of the solver used.
+        status: "optimal" (proven), "gap" (proven within ``mip_gap`` or ``abs_gap``),
+            "time_limit" (stopped with the gap ``gap``) or "incumbent" (the starting point,
+            nothing proven).
+        gap: relative gap (bound - ucb) / |ucb| proven for the candidate (NaN if none).
+        bound: upper bound of the integrated UCB over the feasible set (NaN if none).
+        solver: "bnb" (grid branch-and-bound) or the MIP solver's name.
         incumbent_ucb: integrated UCB of the starting point.
-        build_time, solve_time, incumbent_time: seconds.
+        build_time, solve_time, incumbent_time: seconds (model build, search, start).
+        source: "start" when the candidate is the starting point, "search" otherwise.
+        nodes: boxes the branch-and-bound expanded (0 for a MIP solver).
         trace: (seconds, primal, dual, gap) recorded during the solve (SCIP).
     """
 
@@ -76,17 +94,39 @@ class AcquisitionResult:
     build_time: float
     solve_time: float
     incumbent_time: float
+    source: str = "start"
+    nodes: int = 0
     trace: list = field(default_factory=list, repr=False)
 
+    @property
+    def abs_gap(self) -> float:
+        """bound - ucb in standardized units (standard deviations of the output)."""
+        return max(0.0, self.bound - self.ucb) if np.isfinite(self.bound) else float("nan")
+
+    @property
+    def total_time(self) -> float:
+        return self.build_time + self.incumbent_time + self.solve_time
+
+    def verdict(self) -> str:
+        """What was proven, in words."""
+        if self.status == "optimal":
+            return "proven optimal"
+        if self.status == "gap":
+            return f"proven within {self.gap:.3g} (absolute {self.abs_gap:.3g} sd)"
+        if self.status == "time_limit":
+            return (f"stopped at the limit with gap {self.gap:.3g} (absolute "
+                    f"{self.abs_gap:.3g} sd)")
+        return "starting point only (nothing proven)"
+
     def summary(self) -> str:
-        """One line for logs: status, objective, engine UCB, gap and times."""
-        return (f"{self.solver} {self.status}: UCB {self.ucb:.6g} (MIP {self.objective:.6g}, "
-                f"start {self.incumbent_ucb:.6g}), gap {self.gap:.3g}, build "
-                f"{self.build_time:.2f}s, solve {self.solve_time:.2f}s, start "
-                f"{self.incumbent_time:.2f}s")
+        """One line for logs: what was proven, the values and how long each part took."""
+        return (f"{self.solver}: {self.verdict()}; UCB {self.ucb:.6g} from the {self.source} "
+                f"(start {self.incumbent_ucb:.6g}, bound {self.bound:.6g}); build "
+                f"{self.build_time:.2f}s, start {self.incumbent_time:.2f}s, search "
+                f"{self.solve_time:.2f}s ({self.nodes} boxes)")
 
 
-def _validate(kappa, sign, time_limit, mip_gap):
+def _validate(kappa, sign, time_limit, mip_gap, abs_gap=0.0):
     if not np.isfinite(kappa) or kappa < 0:
         raise ValueError(f"kappa must be a finite number >= 0, got {kappa}.")
     if sign not in (1, -1, 1.0, -1.0):
@@ -95,11 +135,15 @@ def _validate(kappa, sign, time_limit, mip_gap):
         raise ValueError(f"time_limit must be positive, got {time_limit}.")
     if not mip_gap >= 0:
         raise ValueError(f"mip_gap must be >= 0, got {mip_gap}.")
+    if not abs_gap >= 0:
+        raise ValueError(f"abs_gap must be >= 0, got {abs_gap}.")
 
 
 def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: float = 1.0,
-                  pending: np.ndarray | None = None, form: str = "auto"):
-    """The plain MIP data and the engine's leaf systems: (problem, systems)."""
+                  pending: np.ndarray | None = None, form: str = "auto", gps: bool = True):
+    """The plain MIP data and the engine's leaf systems: (problem, systems).
+
+    ``gps=False`` skips the per-sample cone data, which only the MIP needs."""
     from bofire_bark.engine.forest import route_all
 
     check_domain_supported(domain)
@@ -119,8 +163,8 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
     for s in range(S):
         route_all(samples["feat"][s], samples["thr"][s], samples["mask"][s], samples["left"][s],
                   samples["right"][s], posterior.kinds, Xa, leaf_of[s])
-    gps = sample_gps(ens, samples, systems.systems, Xa, leaf_of, form)
-    problem = AcquisitionProblem(box, ens, gps, float(kappa), float(sign), specs,
+    gp_data = sample_gps(ens, samples, systems.systems, Xa, leaf_of, form) if gps else ()
+    problem = AcquisitionProblem(box, ens, gp_data, float(kappa), float(sign), specs,
                                  active_delta(box))
     return problem, systems
 
@@ -141,6 +185,7 @@ def optimize_acquisition(
     seed: int | None = 0,
     isolate: bool = True,
     n_cuts: int = 8,
+    abs_gap: float = DEFAULT_ABS_GAP,
 ) -> AcquisitionResult:
     """Maximize the integrated UCB (1/S) sum_s [sign mu_s(x) + kappa sigma_s(x)] over the domain.
 
@@ -152,30 +197,34 @@ def optimize_acquisition(
         sign: +1 for a MaximizeObjective, -1 for a MinimizeObjective.
         pending: (n_p, D) encoded candidates already chosen in this batch; each sample's GP is
             conditioned on them (kriging believer: sigma shrinks, mean unchanged).
-        solver: "auto", "scip", "gurobi" or "highs" (linear models only).
-        time_limit: seconds for the solver (default 100, as in the paper).
-        mip_gap: relative gap at which the solver stops (default 0.1, as in the paper).
+        solver: "auto" (the grid branch-and-bound, or the MIP with SCIP/Gurobi when the domain
+            has a nonlinear equality constraint), "bnb", "scip", "gurobi" or "highs" (linear
+            models only).
+        time_limit: seconds for the search after the start (default 10).
+        mip_gap: relative gap at which the search stops (default 0.1, as in the paper).
         n_random, n_starts, n_sweeps: the starting sample (random points, ascent starts, sweeps).
         seed: seeds the starting sample and the solver's randomization.
         isolate: run SCIP in the worker process (a native crash then falls back to the
             incumbent); False solves in this process, which a native abort would end.
-        n_cuts: tangent planes of every sample's sigma cone added at this many good points of
-            the starting sample (valid for all points; see ``acquisition.tangent_cuts``).
-            Default 8: at paper scale they halved the time to a 10 % gap (benchmark).
+        n_cuts: MIP only: tangent planes of every sample's sigma cone at this many good points
+            of the starting sample (valid for all points; see ``acquisition.tangent_cuts``).
+        abs_gap: the search also stops once bound - value <= abs_gap (standardized units,
+            i.e. standard deviations of the output; meaningful when the UCB is near zero).
 
     Raises:
         ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
         InfeasibleDomainError: the constraints admit no candidate (or none was found in time).
     """
-    _validate(kappa, sign, time_limit, mip_gap)
+    _validate(kappa, sign, time_limit, mip_gap, abs_gap)
     specs = constraint_specs(domain, space)  # refuses unsupported constraints first
-    shape = SimpleNamespace(kappa=float(kappa), linear=float(kappa) == 0.0 and not any(
-        isinstance(c, NonlinearSpec) for c in specs))
-    name = resolve_solver(solver, shape)
+    name = _choose_solver(solver, kappa, specs)
     if name == "scip" and isolate:
         scip_worker()  # a new worker imports its modules while the problem is prepared
-    problem, systems = build_problem(posterior, domain, space, kappa, sign, pending)
+    t_build = time.perf_counter()
+    problem, systems = build_problem(posterior, domain, space, kappa, sign, pending,
+                                     gps=name != "bnb")
     box = problem.box
+    build_time = time.perf_counter() - t_build
 
     def score(X):
         return systems.integrated_ucb(X, kappa, sign)
@@ -188,15 +237,20 @@ def optimize_acquisition(
                            problem.delta, score, is_feasible, n_random, n_starts,
                            n_sweeps, seed)
     x0, v0, n_ok = start.x, start.value, start.n_feasible
-    if n_cuts > 0 and len(start.pool):
+    if name != "bnb" and n_cuts > 0 and len(start.pool):
         problem = with_tangent_cuts(problem, start.pool[:n_cuts])
     incumbent_time = time.perf_counter() - t0
     logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)", v0,
                 n_ok, incumbent_time)
-    out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate)
+    if name == "bnb":
+        out = _search(problem, systems, posterior, x0, v0, time_limit, mip_gap, abs_gap, seed)
+        build_time += out.build_time
+    else:
+        out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate)
+        build_time += out.build_time
     if out.status == "failed":
         logger.warning("solver %s failed (%s); returning the starting point", name, out.message)
-    chosen, ucb, status = x0, v0, "incumbent"
+    chosen, ucb, status, source = x0, v0, "incumbent", "start"
     if out.x is not None:
         x = out.x
         ok = bool(feasible(domain, space, box, x[None, :], tol=FEASIBILITY_TOL)[0])
@@ -204,10 +258,15 @@ def optimize_acquisition(
         if not ok:
             logger.warning("the solver's point violates the domain's constraints; ignored")
         elif x0 is None or value >= v0 - 1e-9 * max(1.0, abs(v0)):
-            chosen, ucb, status = x, value, out.status
+            # ties go to the solver's point (exact zeros where the start has round-off)
+            chosen, ucb = x, value
+            source = "start" if x0 is not None and np.array_equal(x, x0) else "search"
         else:
             logger.warning("the solver's point scores %.6g < the starting point's %.6g; "
                            "returning the starting point", value, v0)
+    if chosen is not None and out.status in ("optimal", "gap", "time_limit") and np.isfinite(
+            out.bound):
+        status = out.status
     if chosen is None:
         if out.status == "infeasible":
             raise InfeasibleDomainError(
@@ -217,24 +276,73 @@ def optimize_acquisition(
             f"No candidate satisfying the domain's constraints was found: none of {n_random} "
             f"random points did, and the solver ({name}) ended with '{out.status}' "
             f"({out.message}) within the time limit of {time_limit}s.")
-    _log_outcome(out, status, mip_gap)
-    return AcquisitionResult(
+    chosen, ucb = _snap_zeros(chosen, ucb, problem, score, is_feasible)
+    bound = max(float(out.bound), ucb) if status != "incumbent" else float("nan")
+    gap = relative_gap(ucb, bound) if status != "incumbent" else float("nan")
+    if status in ("gap", "time_limit") and bound - ucb <= 1e-9 * max(1.0, abs(ucb)):
+        status = "optimal"
+    result = AcquisitionResult(
         candidate=space.decode(chosen[None, :]), x=chosen, objective=out.objective, ucb=ucb,
-        status=status, gap=out.gap, bound=out.bound, solver=name, incumbent_ucb=v0,
-        build_time=out.build_time, solve_time=out.solve_time, incumbent_time=incumbent_time,
-        trace=out.trace)
+        status=status, gap=gap, bound=bound, solver=name, incumbent_ucb=v0,
+        build_time=build_time, solve_time=out.solve_time, incumbent_time=incumbent_time,
+        source=source, nodes=getattr(out, "nodes", 0), trace=out.trace)
+    logger.info("%s", result.summary())
+    return result
 
 
-def _log_outcome(out, status: str, mip_gap: float) -> None:
-    if status == "optimal":
-        logger.info("%s: proven optimal (objective %.6g, %.1fs)", out.solver, out.objective,
-                    out.solve_time)
-    elif status == "gap":
-        logger.info("%s: proven within the gap %.3g <= %.3g (objective %.6g, %.1fs)",
-                    out.solver, out.gap, mip_gap, out.objective, out.solve_time)
-    elif status == "time_limit":
-        logger.info("%s: stopped at the time limit with gap %.3g (objective %.6g, %.1fs)",
-                    out.solver, out.gap, out.objective, out.solve_time)
-    else:
-        logger.info("%s: returning the starting sample's point (solver status %s)", out.solver,
-                    out.status)
+def _snap_zeros(x, value, problem, score, is_feasible):
+    """Set NChooseK and allow-zero features within BoFire's zero tolerance (1e-6) to exactly
+    zero when the point stays feasible and scores no lower (random starts leave round-off)."""
+    feats = {j for c in problem.constraints if isinstance(c, NChooseKSpec) for j in c.features}
+    feats |= set(np.flatnonzero(problem.box.semicontinuous).tolist())
+    snap = [j for j in feats if 0.0 < abs(x[j]) <= 1e-6 and problem.box.lower[j] <= 0.0]
+    if not snap:
+        return x, value
+    y = x.copy()
+    y[snap] = 0.0
+    if bool(is_feasible(y[None, :])[0]):
+        v = float(score(y[None, :])[0])
+        if v >= value - 1e-12 * max(1.0, abs(value)):
+            return y, v
+    return x, value
+
+
+def _choose_solver(solver: str, kappa: float, specs: tuple) -> str:
+    """"bnb" for "auto" unless a nonlinear equality needs the MIP; else the MIP solver."""
+    if str(solver).lower() == "bnb":
+        return "bnb"
+    nonlinear_eq = any(isinstance(c, NonlinearSpec) and c.equality for c in specs)
+    if str(solver).lower() == "auto" and not nonlinear_eq:
+        return "bnb"
+    shape = SimpleNamespace(kappa=float(kappa), linear=float(kappa) == 0.0 and not any(
+        isinstance(c, NonlinearSpec) for c in specs))
+    return resolve_solver(solver, shape)
+
+
+@dataclass
+class _SearchOutcome:
+    """The branch-and-bound's answer in the shape of a MIP solver's."""
+
+    status: str
+    x: np.ndarray | None
+    objective: float
+    bound: float
+    build_time: float
+    solve_time: float
+    nodes: int
+    message: str = ""
+    trace: list = field(default_factory=list)
+
+
+def _search(problem, systems, posterior, x0, v0, time_limit, mip_gap, abs_gap, seed):
+    from bofire_bark.optimize import bnb
+
+    t0 = time.perf_counter()
+    gm = bnb.grid_model(problem, systems, posterior.samples["sigma2"])
+    grid = bnb.Grid(gm, problem.box)
+    cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
+    build = time.perf_counter() - t0
+    res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed)
+    x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
+    return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds, res.nodes,
+                          f"{res.unresolved} boxes without a feasible point found")

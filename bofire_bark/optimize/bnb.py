@@ -1,0 +1,724 @@
+"""Branch-and-bound over the threshold grid: BARK's acquisition maximized with a proof.
+
+The integrated UCB is constant on the cells of the grid cut by all split thresholds, so a
+best-first search over boxes of that grid (``grid_bound``) finds its global maximum: a box's
+upper bound comes from the leaves its trees can still reach, a box where every tree reaches one
+leaf has its exact value, and boxes whose bound is below the best feasible point found
+(starting with the starting sample's point) are dropped. The search stops when the best open
+bound is within ``mip_gap`` (relative) or ``abs_gap`` (absolute, in standard deviations of the
+output) of the incumbent, or at the time limit; the bound it returns holds for every feasible
+point.
+
+Domain constraints prune boxes by interval tests (linear: the range of the left-hand side;
+NChooseK: counts of features that must or may be active; nonlinear: interval arithmetic on the
+expression), which never drop a feasible point. A decided box still needs a feasible point:
+its centre, then a small MILP over the box (linear and NChooseK constraints, scipy's HiGHS),
+then random points in the box for nonlinear constraints. A decided box for which none is found
+but which cannot be proven empty stays in the bound ("unresolved").
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec, NonlinearSpec
+from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, DISCRETE, InputBox
+from bofire_bark.optimize.grid_bound import box_bound, undecided_splits
+
+# Feasibility tolerance of the specs check (BoFire's is_fulfilled uses 1e-6; the final
+# candidate is checked by BoFire itself).
+TOL = 1e-7
+# Slack of interval pruning: a box is dropped only when its constraint range misses the
+# feasible side by more than this (round-off of the interval arithmetic).
+PRUNE_TOL = 1e-7
+
+
+@dataclass(frozen=True)
+class GridModel:
+    """The posterior's trees and leaf systems as flat arrays for ``grid_bound.box_bound``
+    (see its docstring for the shapes), plus the grid: ``thresholds[j]`` sorted (cells
+    ``0..len``), ``n_words`` words per categorical bit set."""
+
+    arrays: tuple
+    thresholds: tuple[np.ndarray, ...]
+    n_words: int
+    n_leaves: int
+    kappa: float
+    sign: float
+
+
+def _words(codes, w: int) -> np.ndarray:
+    out = np.zeros(w, dtype=np.uint64)
+    for c in codes:
+        out[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    return out
+
+
+def grid_model(problem, systems, sigma2: np.ndarray) -> GridModel:
+    """Flatten the reduced ensemble and the per-sample leaf systems.
+
+    Args:
+        problem: ``model.AcquisitionProblem`` (box, reduced ensemble, kappa, sign).
+        systems: ``engine.predict.SampleSystems`` (conditioned on pending points).
+        sigma2: (S,) noise variances of the samples.
+    """
+    ens, box = problem.ensemble, problem.box
+    thresholds = ens.thresholds
+    n_cat = max([len(box.allowed[j]) and max(box.allowed[j]) + 1
+                 for j in range(box.n_features) if box.kinds[j] == CATEGORICAL] or [1])
+    w = max(1, (int(n_cat) + 63) // 64)
+    feat, thr, lmask, rmask, left, right, leaf = [], [], [], [], [], [], []
+    roots, leaf_off, nleaf = [], [], []
+    n_leaves = 0
+    for tree in ens.trees:
+        base = len(feat)
+        roots.append(base)
+        leaf_off.append(n_leaves)
+        nleaf.append(tree.n_leaves)
+        for node in tree.nodes:
+            if node[0] == "leaf":
+                feat.append(-1)
+                thr.append(-1)
+                lmask.append(np.zeros(w, np.uint64))
+                rmask.append(np.zeros(w, np.uint64))
+                left.append(-1)
+                right.append(-1)
+                leaf.append(n_leaves + node[1])
+                continue
+            split = tree.splits[node[1]]
+            j = split.feature
+            feat.append(j)
+            if box.kinds[j] == CATEGORICAL:
+                thr.append(-1)
+            else:
+                thr.append(int(np.searchsorted(thresholds[j], split.threshold)))
+            lmask.append(_words(split.left_codes, w))
+            rmask.append(_words(split.right_codes, w))
+            left.append(base + node[2])
+            right.append(base + node[3])
+            leaf.append(-1)
+        n_leaves += tree.n_leaves
+    # samples: merge identical ones (same trees and noise give the same GP)
+    S, m = ens.tree_of.shape
+    seen: dict[bytes, int] = {}
+    keep, weights = [], []
+    for s in range(S):
+        lcol, Ginv, beta = systems.systems[s]
+        key = ens.tree_of[s].tobytes() + np.float64(sigma2[s]).tobytes() + beta.tobytes()
+        if key in seen:
+            weights[seen[key]] += 1.0
+            continue
+        seen[key] = len(keep)
+        keep.append(s)
+        weights.append(1.0)
+    s_tree_u = ens.tree_of[keep].astype(np.int64)
+    s_base = np.zeros((len(keep), m), dtype=np.int64)
+    s_off = [0]
+    s_moff = []
+    betas, Ms = [], []
+    moff = 0
+    for i, s in enumerate(keep):
+        lcol, Ginv, beta = systems.systems[s]
+        cols = []
+        for t in range(m):
+            s_base[i, t] = len(cols)
+            cols.extend(int(c) for c in lcol[t, ens.leaf_nodes[s][t]])
+        cols = np.asarray(cols, dtype=np.int64)
+        betas.append(beta[cols])
+        Ms.append((float(sigma2[s]) * Ginv[np.ix_(cols, cols)]).ravel())
+        s_off.append(s_off[-1] + len(cols))
+        s_moff.append(moff)
+        moff += len(cols) ** 2
+    arrays = (
+        np.asarray(feat, np.int64), np.asarray(thr, np.int64),
+        np.ascontiguousarray(np.array(lmask, dtype=np.uint64).reshape(-1, w)),
+        np.ascontiguousarray(np.array(rmask, dtype=np.uint64).reshape(-1, w)),
+        np.asarray(left, np.int64), np.asarray(right, np.int64), np.asarray(leaf, np.int64),
+        np.asarray(roots, np.int64), np.asarray(leaf_off, np.int64),
+        np.asarray(nleaf, np.int64), s_tree_u, s_base, np.asarray(weights),
+        np.asarray(s_off, np.int64), np.concatenate(betas), np.asarray(s_moff, np.int64),
+        np.concatenate(Ms),
+    )
+    return GridModel(arrays, thresholds, w, n_leaves, float(problem.kappa),
+                     float(problem.sign))
+
+
+class Grid:
+    """Boxes of the grid and the scratch space of the bound kernel."""
+
+    def __init__(self, gm: GridModel, box: InputBox):
+        self.gm = gm
+        self.box = box
+        self.d = box.n_features
+        self.n_cells = np.array([len(gm.thresholds[j]) if box.kinds[j] != CATEGORICAL else 0
+                                 for j in range(self.d)], dtype=np.int64)
+        self.reach = np.zeros(gm.n_leaves, dtype=np.bool_)
+        self.undecided = np.zeros(len(gm.arrays[0]), dtype=np.int64)
+
+    def root(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo = np.zeros(self.d, dtype=np.int64)
+        hi = self.n_cells.copy()
+        cat = np.zeros((self.d, self.gm.n_words), dtype=np.uint64)
+        for j in range(self.d):
+            if self.box.kinds[j] == CATEGORICAL:
+                cat[j] = _words(self.box.allowed[j], self.gm.n_words)
+        return lo, hi, cat
+
+    def bound(self, lo, hi, cat) -> tuple[float, int]:
+        """(upper bound, number of undecided splits) of a box."""
+        return box_bound(*self.gm.arrays, self.gm.kappa, self.gm.sign, lo, hi, cat,
+                         self.reach, self.undecided)
+
+    def cell_of(self, x: np.ndarray):
+        """The single-cell box of an encoded point (D,)."""
+        lo = np.zeros(self.d, dtype=np.int64)
+        cat = np.zeros((self.d, self.gm.n_words), dtype=np.uint64)
+        for j in range(self.d):
+            if self.box.kinds[j] == CATEGORICAL:
+                cat[j] = _words([int(round(x[j]))], self.gm.n_words)
+            else:
+                lo[j] = np.searchsorted(self.gm.thresholds[j], x[j], side="left")
+        return lo, lo.copy(), cat
+
+    def value(self, x: np.ndarray) -> float:
+        """Exact integrated UCB at an encoded point (the bound of its cell)."""
+        return self.bound(*self.cell_of(x))[0]
+
+    def intervals(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+        """Value range (D,) x 2 of the ordered features in a box (categorical: NaN)."""
+        box = self.box
+        vlo = np.full(self.d, np.nan)
+        vhi = np.full(self.d, np.nan)
+        for j in range(self.d):
+            kind = box.kinds[j]
+            if kind == CATEGORICAL:
+                continue
+            t = self.gm.thresholds[j]
+            a, b = lo[j], hi[j]
+            if kind == CONTINUOUS:
+                vlo[j] = box.lower[j] if a == 0 else t[a - 1]
+                vhi[j] = box.upper[j] if b == len(t) else t[b]
+            else:
+                ka = 0 if a == 0 else int(math.floor(t[a - 1])) + 1
+                kb = len(box.values[j]) - 1 if b == len(t) else int(math.floor(t[b]))
+                vlo[j] = box.values[j][ka]
+                vhi[j] = box.values[j][kb]
+        return vlo, vhi
+
+    def branch(self, lo, hi, cat, n_und: int):
+        """Two children of a box, splitting on the feature with the most undecided splits
+        (weighted by the samples that use each tree): at the median undecided threshold, or
+        a categorical split's left codes against the rest."""
+        arrays = self.gm.arrays
+        node_feat, node_thr, node_lmask = arrays[0], arrays[1], arrays[2]
+        # the scratch list belongs to the last box bounded: recompute it for this one
+        n_und = undecided_splits(*arrays[:8], lo, hi, cat, self.reach, self.undecided)
+        nodes = self.undecided[:n_und]
+        feats = node_feat[nodes]
+        counts = np.bincount(feats, minlength=self.d)
+        j = int(np.argmax(counts))
+        mine = nodes[feats == j]
+        if self.box.kinds[j] == CATEGORICAL:
+            mask = node_lmask[mine[0]]
+            left_cat, right_cat = cat.copy(), cat.copy()
+            left_cat[j] = cat[j] & mask
+            right_cat[j] = cat[j] & ~mask
+            return (lo, hi, left_cat), (lo, hi, right_cat)
+        i = int(np.median(node_thr[mine]))
+        i = min(max(i, lo[j]), hi[j] - 1)
+        left_hi, right_lo = hi.copy(), lo.copy()
+        left_hi[j] = i
+        right_lo[j] = i + 1
+        return (lo, left_hi, cat), (right_lo, hi, cat)
+
+
+# ------------------------------------------------------------------------------------------
+# constraints on boxes and points
+# ------------------------------------------------------------------------------------------
+
+
+def _interval(expr: tuple, vlo, vhi) -> tuple[float, float]:
+    """Range of an expression tree over the box [vlo, vhi] (outer bound; NaN-free)."""
+    op = expr[0]
+    if op == "const":
+        return float(expr[1]), float(expr[1])
+    if op == "var":
+        return float(vlo[expr[1]]), float(vhi[expr[1]])
+    if op == "add":
+        lo = hi = 0.0
+        for a in expr[1:]:
+            a_lo, a_hi = _interval(a, vlo, vhi)
+            lo, hi = lo + a_lo, hi + a_hi
+        return lo, hi
+    if op == "mul":
+        lo = hi = 1.0
+        for a in expr[1:]:
+            a_lo, a_hi = _interval(a, vlo, vhi)
+            prods = [_mul(p, q) for p in (lo, hi) for q in (a_lo, a_hi)]
+            lo, hi = min(prods), max(prods)
+        return lo, hi
+    if op == "pow":
+        b_lo, b_hi = _interval(expr[1], vlo, vhi)
+        if expr[2][0] != "const":
+            return -math.inf, math.inf
+        return _pow(b_lo, b_hi, float(expr[2][1]))
+    return _func(expr[1], *_interval(expr[2], vlo, vhi))
+
+
+def _mul(a: float, b: float) -> float:
+    if a == 0.0 or b == 0.0:
+        return 0.0
+    return a * b
+
+
+def _pow(lo: float, hi: float, e: float) -> tuple[float, float]:
+    if e == 0.0:
+        return 1.0, 1.0
+    if not float(e).is_integer():
+        # real powers need a base >= 0 (elsewhere the expression is NaN: not feasible)
+        lo = max(lo, 0.0)
+        if hi < 0.0:
+            return math.inf, -math.inf
+    if e < 0 and lo <= 0.0 <= hi:
+        return -math.inf, math.inf
+    cands = [_safe_pow(lo, e), _safe_pow(hi, e)]
+    out_lo, out_hi = min(cands), max(cands)
+    if float(e).is_integer() and int(e) % 2 == 0 and lo < 0.0 < hi:
+        out_lo = 0.0
+    return out_lo, out_hi
+
+
+def _safe_pow(x: float, e: float) -> float:
+    try:
+        return float(x**e)
+    except (OverflowError, ZeroDivisionError):
+        return math.inf
+
+
+_INCREASING = {"exp": math.exp, "log": math.log, "sqrt": math.sqrt, "tanh": math.tanh,
+               "atan": math.atan, "sinh": math.sinh, "asin": math.asin, "log10": math.log10}
+_DOMAIN = {"log": (0.0, math.inf), "log10": (0.0, math.inf), "sqrt": (0.0, math.inf),
+           "asin": (-1.0, 1.0), "acos": (-1.0, 1.0)}
+
+
+def _func(name: str, lo: float, hi: float) -> tuple[float, float]:
+    if name in _DOMAIN:
+        d_lo, d_hi = _DOMAIN[name]
+        lo, hi = max(lo, d_lo), min(hi, d_hi)
+        if lo > hi:
+            return math.inf, -math.inf  # empty: the expression is undefined on the box
+    if name in _INCREASING:
+        f = _INCREASING[name]
+        return _guard(f, lo, -math.inf), _guard(f, hi, math.inf)
+    if name == "acos":
+        return math.acos(hi), math.acos(lo)
+    if name == "abs":
+        if lo >= 0:
+            return lo, hi
+        if hi <= 0:
+            return -hi, -lo
+        return 0.0, max(-lo, hi)
+    if name == "cosh":
+        top = max(_guard(math.cosh, lo, math.inf), _guard(math.cosh, hi, math.inf))
+        return (1.0 if lo <= 0.0 <= hi else min(math.cosh(lo), math.cosh(hi))), top
+    if name in ("sin", "cos"):
+        return -1.0, 1.0
+    return -math.inf, math.inf
+
+
+def _guard(f, x: float, fallback: float) -> float:
+    try:
+        return float(f(x))
+    except (OverflowError, ValueError):
+        return fallback
+
+
+class Constraints:
+    """Interval pruning of boxes and exact checks of points for the domain's specs."""
+
+    def __init__(self, specs: tuple, box: InputBox, delta: np.ndarray):
+        self.specs = specs
+        self.box = box
+        self.delta = delta
+        self.linear = [s for s in specs if isinstance(s, LinearSpec)]
+        self.nck = [s for s in specs if isinstance(s, NChooseKSpec)]
+        self.nonlinear = [s for s in specs if isinstance(s, NonlinearSpec)]
+
+    def __bool__(self) -> bool:
+        return bool(self.specs) or bool(self.box.semicontinuous.any())
+
+    def _semi(self, vlo, vhi) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Tighten semicontinuous ranges ({0} u [lb, ub]); False when a range is empty."""
+        box = self.box
+        for j in np.flatnonzero(box.semicontinuous):
+            lb = box.active_lower[j]
+            has_zero = vlo[j] <= 0.0
+            has_active = vhi[j] >= lb - TOL
+            if not (has_zero or has_active):
+                return vlo, vhi, False
+            if not has_zero:
+                vlo[j] = max(vlo[j], lb)
+            elif not has_active:
+                vhi[j] = 0.0
+        return vlo, vhi, True
+
+    def may_be_feasible(self, vlo, vhi) -> bool:
+        """False only when no point of the box [vlo, vhi] satisfies the constraints."""
+        vlo, vhi, ok = self._semi(vlo.copy(), vhi.copy())
+        if not ok:
+            return False
+        for spec in self.linear:
+            a = np.asarray(spec.coefficients)
+            idx = list(spec.features)
+            lo = float(np.sum(np.where(a > 0, a * vlo[idx], a * vhi[idx])))
+            hi = float(np.sum(np.where(a > 0, a * vhi[idx], a * vlo[idx])))
+            scale = PRUNE_TOL * (1.0 + abs(spec.rhs))
+            if lo > spec.rhs + scale or (spec.equality and hi < spec.rhs - scale):
+                return False
+        for spec in self.nck:
+            idx = list(spec.features)
+            must = int(np.sum((vlo[idx] > 0.0) | (vhi[idx] < 0.0)))
+            may = int(np.sum((vhi[idx] > 0.0) | (vlo[idx] < 0.0)))
+            if must > spec.max_count:
+                return False
+            if may < spec.min_count and not (spec.none_also_valid and must == 0):
+                return False
+        for spec in self.nonlinear:
+            lo, hi = _interval(spec.expr, vlo, vhi)
+            if lo > hi:  # undefined everywhere on the box
+                return False
+            if lo > PRUNE_TOL or (spec.equality and hi < -PRUNE_TOL):
+                return False
+        return True
+
+    def satisfied(self, x: np.ndarray) -> bool:
+        """Whether an encoded point satisfies every spec (values of discrete features)."""
+        from bofire_bark.optimize.domain_constraints import evaluate
+
+        box = self.box
+        v = np.array([box.values[j][int(round(x[j]))] if box.kinds[j] == DISCRETE else x[j]
+                      for j in range(box.n_features)])
+        for j in np.flatnonzero(box.semicontinuous):
+            if v[j] != 0.0 and v[j] < box.active_lower[j] - TOL:
+                return False
+        for spec in self.linear:
+            lhs = float(np.dot(spec.coefficients, v[list(spec.features)]))
+            err = lhs - spec.rhs
+            if err > TOL or (spec.equality and err < -TOL):
+                return False
+        for spec in self.nck:
+            count = int(np.sum(np.abs(v[list(spec.features)]) > 1e-6))
+            if not (spec.min_count <= count <= spec.max_count
+                    or (spec.none_also_valid and count == 0)):
+                return False
+        for spec in self.nonlinear:
+            try:
+                with np.errstate(all="ignore"):
+                    val = evaluate(spec.expr, v)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                return False
+            if not np.isfinite(val) or val > TOL or (spec.equality and val < -TOL):
+                return False
+        return True
+
+
+# ------------------------------------------------------------------------------------------
+# points in boxes
+# ------------------------------------------------------------------------------------------
+
+
+def _point_ranges(grid: Grid, lo, hi, cat):
+    """Per ordered feature the closed range of encoded values that stay in the box's cells:
+    continuous [t_{a-1} + margin, t_b], discrete index range; categorical: allowed codes."""
+    box = grid.box
+    xlo = np.zeros(grid.d)
+    xhi = np.zeros(grid.d)
+    codes = [None] * grid.d
+    for j in range(grid.d):
+        kind = box.kinds[j]
+        t = grid.gm.thresholds[j]
+        a, b = lo[j], hi[j]
+        if kind == CONTINUOUS:
+            xlo[j] = box.lower[j] if a == 0 else min(t[a - 1] + box.margin[j],
+                                                     0.5 * (t[a - 1] + (box.upper[j] if b ==
+                                                                         len(t) else t[b])))
+            xhi[j] = box.upper[j] if b == len(t) else t[b]
+        elif kind == DISCRETE:
+            xlo[j] = 0 if a == 0 else math.floor(t[a - 1]) + 1
+            xhi[j] = len(box.values[j]) - 1 if b == len(t) else math.floor(t[b])
+        else:
+            words = cat[j]
+            codes[j] = [c for c in box.allowed[j]
+                        if int(words[c >> 6]) >> (c & 63) & 1]
+    return xlo, xhi, codes
+
+
+def centre(grid: Grid, lo, hi, cat) -> np.ndarray:
+    """A point of the box: middle of each range, the first allowed category."""
+    box = grid.box
+    xlo, xhi, codes = _point_ranges(grid, lo, hi, cat)
+    x = 0.5 * (xlo + xhi)
+    for j in range(grid.d):
+        if box.kinds[j] == DISCRETE:
+            x[j] = math.floor(x[j])
+        elif box.kinds[j] == CATEGORICAL:
+            x[j] = codes[j][0]
+        elif box.semicontinuous[j] and 0.0 < x[j] < box.active_lower[j]:
+            x[j] = box.active_lower[j] if xhi[j] >= box.active_lower[j] else 0.0
+    return x
+
+
+def milp_point(grid: Grid, cons: Constraints, lo, hi, cat) -> tuple[np.ndarray | None, bool]:
+    """A point of the box satisfying the linear and NChooseK specs, by a small MILP.
+
+    Returns (point or None, proven_empty): ``proven_empty`` when the MILP is infeasible (the
+    box holds no point satisfying those specs, so none satisfying all of them).
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    box = grid.box
+    xlo, xhi, codes = _point_ranges(grid, lo, hi, cat)
+    d = grid.d
+    # variables: x_j (continuous value or discrete index relaxed by one-hots), binaries
+    cols_lo, cols_hi, integrality = [], [], []
+    value_of: dict[int, list[tuple[int, float]]] = {}  # discrete j -> (column, value)
+    for j in range(d):
+        cols_lo.append(xlo[j] if box.kinds[j] == CONTINUOUS else 0.0)
+        cols_hi.append(xhi[j] if box.kinds[j] == CONTINUOUS else 0.0)
+        integrality.append(0)
+    rows, row_lo, row_hi = [], [], []
+
+    def new_col(lo_, hi_, integer):
+        cols_lo.append(lo_)
+        cols_hi.append(hi_)
+        integrality.append(int(integer))
+        return len(cols_lo) - 1
+
+    for j in range(d):
+        if box.kinds[j] == DISCRETE:
+            ks = range(int(xlo[j]), int(xhi[j]) + 1)
+            value_of[j] = [(new_col(0.0, 1.0, True), float(box.values[j][k])) for k in ks]
+            onehot = {c: 1.0 for c, _ in value_of[j]}
+            rows.append(onehot)
+            row_lo.append(1.0)
+            row_hi.append(1.0)
+
+    def value_terms(j, a):
+        if box.kinds[j] == DISCRETE:
+            return {c: a * v for c, v in value_of[j]}
+        return {j: a}
+
+    for spec in cons.linear:
+        row: dict[int, float] = {}
+        for j, a in zip(spec.features, spec.coefficients, strict=True):
+            for c, v in value_terms(j, float(a)).items():
+                row[c] = row.get(c, 0.0) + v
+        rows.append(row)
+        row_lo.append(spec.rhs if spec.equality else -np.inf)
+        row_hi.append(spec.rhs)
+    active: dict[int, int] = {}
+    for j in {j for spec in cons.nck for j in spec.features} | set(
+            np.flatnonzero(box.semicontinuous)):
+        # value <= hi b, value >= delta b (lb b when semicontinuous); b = 0 forces value 0
+        b = new_col(0.0, 1.0, True)
+        active[j] = b
+        floor = box.active_lower[j] if box.semicontinuous[j] else cons.delta[j]
+        up = {**value_terms(j, 1.0)}
+        up[b] = up.get(b, 0.0) - max(xhi[j] if box.kinds[j] == CONTINUOUS else
+                                     float(np.max(box.values[j])), 0.0)
+        rows.append(up)
+        row_lo.append(-np.inf)
+        row_hi.append(0.0)
+        dn = {**value_terms(j, 1.0)}
+        dn[b] = dn.get(b, 0.0) - floor
+        rows.append(dn)
+        row_lo.append(0.0 if box.kinds[j] == CONTINUOUS and xlo[j] >= 0 else -np.inf)
+        row_hi.append(np.inf)
+    for spec in cons.nck:
+        row = {active[j]: 1.0 for j in spec.features}
+        if spec.none_also_valid and spec.min_count > 0:
+            anyb = new_col(0.0, 1.0, True)
+            rows.append({**row, anyb: -float(spec.min_count)})
+            row_lo.append(0.0)
+            row_hi.append(np.inf)
+            rows.append({**row, anyb: -float(spec.max_count)})
+            row_lo.append(-np.inf)
+            row_hi.append(0.0)
+        else:
+            rows.append(row)
+            row_lo.append(float(spec.min_count))
+            row_hi.append(float(spec.max_count))
+    n = len(cols_lo)
+    A = np.zeros((len(rows), n))
+    for r, row in enumerate(rows):
+        for c, v in row.items():
+            A[r, c] = v
+    cons_ = [LinearConstraint(A, row_lo, row_hi)] if rows else []
+    res = milp(np.zeros(n), constraints=cons_, integrality=np.array(integrality),
+               bounds=Bounds(np.array(cols_lo), np.array(cols_hi)),
+               options={"time_limit": 2.0})
+    if res.status == 2:  # infeasible
+        return None, True
+    if res.x is None:
+        return None, False
+    x = centre(grid, lo, hi, cat)
+    for j in range(d):
+        if box.kinds[j] == CONTINUOUS:
+            x[j] = float(np.clip(res.x[j], xlo[j], xhi[j]))
+            if j in active and res.x[active[j]] < 0.5:
+                x[j] = 0.0
+        elif box.kinds[j] == DISCRETE:
+            x[j] = int(xlo[j]) + int(np.argmax([res.x[c] for c, _ in value_of[j]]))
+    return x, False
+
+
+def box_point(grid: Grid, cons: Constraints, lo, hi, cat, rng) -> tuple[np.ndarray | None,
+                                                                          bool]:
+    """A feasible point of a box, or None; and whether the box is proven to hold none."""
+    x = centre(grid, lo, hi, cat)
+    if not cons or cons.satisfied(x):
+        return x, False
+    if cons.linear or cons.nck or cons.box.semicontinuous.any():
+        x, empty = milp_point(grid, cons, lo, hi, cat)
+        if empty:
+            return None, True
+        if x is not None and cons.satisfied(x):
+            return x, False
+    if cons.nonlinear:
+        xlo, xhi, codes = _point_ranges(grid, lo, hi, cat)
+        X = rng.uniform(xlo, xhi, size=(64, grid.d))
+        for j in range(grid.d):
+            if grid.box.kinds[j] == DISCRETE:
+                X[:, j] = rng.integers(int(xlo[j]), int(xhi[j]) + 1, 64)
+            elif grid.box.kinds[j] == CATEGORICAL:
+                X[:, j] = codes[j][0]
+        for x in X:
+            if cons.satisfied(x):
+                return x, False
+    return None, False
+
+
+# ------------------------------------------------------------------------------------------
+# the search
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SearchResult:
+    """Outcome of the branch-and-bound.
+
+    Attributes:
+        x: (D,) best feasible point (the start when nothing better was found), or None.
+        value: its integrated UCB; bound: an upper bound of the integrated UCB over the
+            feasible set (>= value); status: "optimal" (gap closed to round-off), "gap"
+            (within the requested gap), "time_limit" or "infeasible".
+        nodes: boxes expanded; unresolved: decided boxes kept in the bound for lack of a
+            feasible point; seconds: wall time.
+    """
+
+    x: np.ndarray | None
+    value: float
+    bound: float
+    status: str
+    nodes: int
+    unresolved: int
+    seconds: float
+
+    @property
+    def abs_gap(self) -> float:
+        return max(0.0, self.bound - self.value)
+
+    @property
+    def gap(self) -> float:
+        return relative_gap(self.value, self.bound)
+
+
+def relative_gap(value: float, bound: float) -> float:
+    """(bound - value) / |value|, the solver convention; inf when value is 0 and they differ."""
+    if not np.isfinite(value):
+        return math.inf
+    diff = max(0.0, bound - value)
+    if diff == 0.0:
+        return 0.0
+    return diff / abs(value) if value != 0.0 else math.inf
+
+
+def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
+           time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
+           deadline: float | None = None) -> SearchResult:
+    """Best-first branch-and-bound from the incumbent (x0, v0).
+
+    Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, or at
+    ``time_limit`` seconds.
+    """
+    t0 = time.perf_counter()
+    stop_at = t0 + time_limit if deadline is None else deadline
+    rng = np.random.default_rng(seed)
+    best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
+    best_v = float(v0) if x0 is not None else -math.inf
+    lo, hi, cat = grid.root()
+    ub, n_und = grid.bound(lo, hi, cat)
+    heap = [(-ub, 0, n_und, lo, hi, cat)]
+    counter = 1
+    unresolved: list[float] = []
+    nodes = 0
+
+    def done(bound: float) -> bool:
+        return bound - best_v <= max(mip_gap * abs(best_v), abs_gap, 1e-12 * abs(best_v))
+
+    status = "optimal"
+    while heap:
+        top = -heap[0][0]
+        open_bound = max(top, max(unresolved, default=-math.inf))
+        if done(open_bound) and best_x is not None:
+            status = "gap" if open_bound - best_v > 1e-9 * max(1.0, abs(best_v)) else "optimal"
+            break
+        if time.perf_counter() > stop_at:
+            status = "time_limit"
+            break
+        neg, _, n_und, lo, hi, cat = heapq.heappop(heap)
+        nodes += 1
+        if -neg <= best_v:
+            continue
+        if n_und == 0:  # decided: the bound is the box's exact value
+            x, empty = box_point(grid, cons, lo, hi, cat, rng)
+            if x is not None:
+                if -neg > best_v:
+                    best_x, best_v = x, -neg
+            elif not empty:
+                unresolved.append(-neg)
+            continue
+        for child in grid.branch(lo, hi, cat, n_und):
+            c_lo, c_hi, c_cat = child
+            if cons and not cons.may_be_feasible(*grid.intervals(c_lo, c_hi)):
+                continue
+            if c_cat is not None and any(
+                    not c_cat[j].any() for j in range(grid.d)
+                    if grid.box.kinds[j] == CATEGORICAL):
+                continue
+            c_ub, c_und = grid.bound(c_lo, c_hi, c_cat)
+            if c_ub <= best_v:
+                continue
+            heapq.heappush(heap, (-c_ub, counter, c_und, c_lo, c_hi, c_cat))
+            counter += 1
+        # a cheap primal step: the centre of the box just split
+        if nodes % 4 == 1:
+            x = centre(grid, lo, hi, cat)
+            if not cons or cons.satisfied(x):
+                v = grid.value(x)
+                if v > best_v:
+                    best_x, best_v = x, v
+    else:
+        open_bound = max(unresolved, default=-math.inf)
+        status = "infeasible" if best_x is None and not unresolved else (
+            "optimal" if done(open_bound) else "time_limit")
+    if not heap:
+        open_bound = max(unresolved, default=-math.inf)
+    bound = max(open_bound, best_v)
+    return SearchResult(best_x, best_v, bound, status, nodes, len(unresolved),
+                        time.perf_counter() - t0)

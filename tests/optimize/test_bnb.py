@@ -1,0 +1,235 @@
+"""The grid branch-and-bound: exact values, sound bounds, the true optimum, and constraints held
+by the search's own point (no starting point to fall back on)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from acq_helpers import continuous_domain, fit, mixed_domain, mixed_f
+from bofire.data_models.constraints.api import (
+    LinearEqualityConstraint,
+    LinearInequalityConstraint,
+    NChooseKConstraint,
+    NonlinearInequalityConstraint,
+    ProductInequalityConstraint,
+)
+from bofire.data_models.domain.api import Domain, Inputs
+from bofire.data_models.features.api import ContinuousInput
+
+from bofire_bark.optimize import bnb
+from bofire_bark.optimize.constraints import feasible
+from bofire_bark.optimize.ensemble import CATEGORICAL
+from bofire_bark.optimize.incumbent import random_points
+from bofire_bark.optimize.optimizer import build_problem, optimize_acquisition
+
+
+def grid_of(domain, space, post, kappa=1.96, sign=1.0, pending=None):
+    problem, systems = build_problem(post, domain, space, kappa, sign, pending, gps=False)
+    gm = bnb.grid_model(problem, systems, post.samples["sigma2"])
+    grid = bnb.Grid(gm, problem.box)
+    cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
+    return problem, systems, grid, cons
+
+
+@pytest.mark.parametrize("kappa", [0.0, 1.96])
+@pytest.mark.parametrize("pending", [False, True])
+def test_value_is_the_engine_ucb(mixed, kappa, pending):
+    domain, space, post = mixed
+    rng = np.random.default_rng(0)
+    pend = space.encode(domain.inputs.sample(3, seed=5)) if pending else None
+    problem, systems, grid, _ = grid_of(domain, space, post, kappa, -1.0, pend)
+    X = random_points(problem.box, (), 300, problem.delta, rng)
+    ours = np.array([grid.value(x) for x in X])
+    np.testing.assert_allclose(ours, systems.integrated_ucb(X, kappa, -1.0), atol=1e-10)
+
+
+def _random_box(grid, rng, depth):
+    lo, hi, cat = grid.root()
+    for _ in range(depth):
+        ub, n_und = grid.bound(lo, hi, cat)
+        if n_und == 0:
+            break
+        lo, hi, cat = grid.branch(lo, hi, cat, n_und)[rng.integers(2)]
+    return lo, hi, cat
+
+
+def _points_in(grid, problem, lo, hi, cat, rng, n):
+    X = random_points(problem.box, (), 20 * n, problem.delta, rng)
+    keep = []
+    for x in X:
+        c_lo, c_hi, c_cat = grid.cell_of(x)
+        inside = np.all((c_lo >= lo) & (c_lo <= hi) | (problem.box.kinds == CATEGORICAL))
+        inside &= all((cat[j] & c_cat[j]).any() for j in range(grid.d)
+                      if problem.box.kinds[j] == CATEGORICAL)
+        if inside:
+            keep.append(x)
+    return np.array(keep[:n])
+
+
+def test_bound_holds_on_every_box(mixed):
+    """The bound of a box is >= the exact value of every point in it, and equals it on a
+    decided box."""
+    domain, space, post = mixed
+    problem, systems, grid, _ = grid_of(domain, space, post)
+    rng = np.random.default_rng(1)
+    checked = 0
+    for _ in range(40):
+        lo, hi, cat = _random_box(grid, rng, depth=int(rng.integers(0, 8)))
+        ub, n_und = grid.bound(lo, hi, cat)
+        X = _points_in(grid, problem, lo, hi, cat, rng, 50)
+        if len(X) == 0:
+            continue
+        values = systems.integrated_ucb(X, 1.96, 1.0)
+        assert values.max() <= ub + 1e-10
+        if n_und == 0:
+            np.testing.assert_allclose(values, ub, atol=1e-10)
+        checked += 1
+    assert checked >= 20
+
+
+def _cells(grid, problem):
+    """Every cell of a small grid as an encoded point (its centre)."""
+    axes = []
+    for j in range(grid.d):
+        if problem.box.kinds[j] == CATEGORICAL:
+            axes.append([("cat", c) for c in problem.box.allowed[j]])
+        else:
+            axes.append([("cell", c) for c in range(grid.n_cells[j] + 1)])
+    for combo in itertools.product(*axes):
+        lo = np.array([c if k == "cell" else 0 for k, c in combo], dtype=np.int64)
+        cat = np.zeros((grid.d, grid.gm.n_words), dtype=np.uint64)
+        for j, (k, c) in enumerate(combo):
+            if k == "cat":
+                cat[j] = bnb._words([c], grid.gm.n_words)
+        yield bnb.centre(grid, lo, lo.copy(), cat)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_search_finds_the_best_cell_without_a_start(sign):
+    """On a grid small enough to enumerate, the search alone (no start) returns the best cell
+    and proves it."""
+    domain = Domain(inputs=Inputs(features=[
+        ContinuousInput(key="x0", bounds=(0, 1)), ContinuousInput(key="x1", bounds=(0, 1))]))
+    space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1], n=15, n_trees=5)
+    problem, systems, grid, cons = grid_of(domain, space, post, 1.0, sign)
+    X = np.array(list(_cells(grid, problem)))
+    best = systems.integrated_ucb(X, 1.0, sign).max()
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    assert res.status == "optimal"
+    assert res.value == pytest.approx(best, abs=1e-10)
+    assert res.bound == pytest.approx(best, abs=1e-10)
+    assert systems.integrated_ucb(res.x[None], 1.0, sign)[0] == pytest.approx(best, abs=1e-10)
+
+
+def test_search_on_a_mixed_domain_matches_enumeration():
+    """Continuous, discrete and categorical features: the enumerated best cell again."""
+    domain = mixed_domain()
+    space, post = fit(domain, mixed_f, n=12, n_trees=3)
+    problem, systems, grid, cons = grid_of(domain, space, post)
+    X = np.array(list(_cells(grid, problem)))
+    best = systems.integrated_ucb(X, 1.96, 1.0).max()
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    assert res.status == "optimal"
+    assert res.value == pytest.approx(best, abs=1e-10)
+
+
+KEYS = ["x0", "x1", "x2"]
+CONSTRAINTS = {
+    "linear_eq": [LinearEqualityConstraint(features=KEYS, coefficients=[1, 1, 1], rhs=1.0)],
+    "linear_ineq": [LinearInequalityConstraint(features=["x0", "x1"], coefficients=[1, 1],
+                                               rhs=0.5)],
+    "linear_gap": [LinearInequalityConstraint(features=["x0", "x1"], coefficients=[1, -1],
+                                              rhs=-0.5)],
+    "nchoosek": [NChooseKConstraint(features=KEYS, min_count=1, max_count=1,
+                                    none_also_valid=False)],
+    "mixture": [LinearEqualityConstraint(features=KEYS, coefficients=[1, 1, 1], rhs=1.0),
+                NChooseKConstraint(features=KEYS, min_count=1, max_count=2,
+                                   none_also_valid=False)],
+    "nonlinear": [NonlinearInequalityConstraint(expression="x0**2 + x2**2 - 0.25",
+                                                features=["x0", "x2"])],
+    "product": [ProductInequalityConstraint(features=["x0", "x2"], exponents=[1, 2],
+                                            rhs=0.05)],
+}
+
+
+@pytest.fixture(scope="module")
+def increasing():
+    """A posterior whose acquisition grows with every input: any constraint binds."""
+    domain = continuous_domain(3)
+    space, post = fit(domain, lambda X: X.sum(axis=1) + X[:, 0] ** 2, n=20, n_trees=6)
+    return domain, space, post
+
+
+@pytest.mark.parametrize("name", list(CONSTRAINTS))
+def test_search_point_holds_each_constraint(increasing, name):
+    """Without a start, the search's own point satisfies the constraint (BoFire's check),
+    scores the engine's UCB, and beats every one of 5,000 random feasible points."""
+    domain, space, post = increasing
+    domain = Domain(inputs=domain.inputs, constraints=CONSTRAINTS[name])
+    problem, systems, grid, cons = grid_of(domain, space, post)
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    assert res.x is not None and res.status == "optimal"
+    assert feasible(domain, space, problem.box, res.x[None], tol=1e-6)[0]
+    assert systems.integrated_ucb(res.x[None], 1.96, 1.0)[0] == pytest.approx(res.value,
+                                                                              abs=1e-10)
+    X = random_points(problem.box, problem.constraints, 5000, problem.delta,
+                      np.random.default_rng(0))
+    X = X[feasible(domain, space, problem.box, X, tol=1e-6)]
+    assert len(X) > 0
+    assert systems.integrated_ucb(X, 1.96, 1.0).max() <= res.value + 1e-10
+    assert res.bound >= res.value
+
+
+def test_unconstrained_optimum_violates_the_constraints(increasing):
+    """The constraint tests are not vacuous: the unconstrained optimum breaks each one."""
+    domain, space, post = increasing
+    problem, systems, grid, cons = grid_of(domain, space, post)
+    free = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0).x
+    for name, constraints in CONSTRAINTS.items():
+        d = Domain(inputs=domain.inputs, constraints=constraints)
+        assert not feasible(d, space, problem.box, free[None], tol=1e-6)[0], name
+
+
+def test_infeasible_domain_is_reported(increasing):
+    domain, space, post = increasing
+    domain = Domain(inputs=domain.inputs, constraints=[LinearInequalityConstraint(
+        features=KEYS, coefficients=[1, 1, 1], rhs=-1.0)])
+    problem, systems, grid, cons = grid_of(domain, space, post)
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    assert res.x is None and res.status == "infeasible"
+
+
+@pytest.mark.parametrize("expr", [
+    ("add", ("mul", ("var", 0), ("var", 1)), ("const", -0.3)),
+    ("pow", ("add", ("var", 0), ("const", -0.5)), ("const", 2.0)),
+    ("pow", ("var", 1), ("const", 0.5)),
+    ("pow", ("add", ("var", 0), ("const", 0.1)), ("const", -1.0)),
+    ("func", "exp", ("mul", ("const", -2.0), ("var", 0))),
+    ("func", "log", ("add", ("var", 1), ("const", 0.01))),
+    ("func", "sin", ("var", 0)),
+    ("func", "abs", ("add", ("var", 0), ("const", -0.4))),
+    ("func", "acos", ("var", 1)),
+    ("func", "cosh", ("add", ("var", 0), ("const", -0.5))),
+])
+def test_interval_arithmetic_encloses_the_values(expr):
+    from bofire_bark.optimize.domain_constraints import evaluate
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        a = np.sort(rng.uniform(0, 1, (2, 2)), axis=0)
+        lo, hi = bnb._interval(expr, a[0], a[1])
+        for x in rng.uniform(a[0], a[1], (40, 2)):
+            v = evaluate(expr, x)
+            assert lo - 1e-12 <= v <= hi + 1e-12
+
+
+def test_optimize_acquisition_reports_the_proof(mixed):
+    domain, space, post = mixed
+    res = optimize_acquisition(post, domain, space, seed=0, mip_gap=0.0, abs_gap=0.0,
+                               time_limit=60.0)
+    assert res.solver == "bnb"
+    assert res.status == "optimal" and res.gap == 0.0
+    assert res.bound == pytest.approx(res.ucb)
+    assert "proven optimal" in res.summary()
