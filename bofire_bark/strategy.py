@@ -43,6 +43,7 @@ class BARKStrategy(PredictiveStrategy):
         self.solver = data_model.solver
         self.time_limit = data_model.time_limit
         self.mip_gap = data_model.mip_gap
+        self.abs_gap = data_model.abs_gap
         self.n_start_points = data_model.n_start_points
         self.progress_bar = data_model.progress_bar
         self.surrogate = BARKSurrogate(surrogate_data_model(data_model))
@@ -107,7 +108,8 @@ class BARKStrategy(PredictiveStrategy):
         return optimize_acquisition(
             posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
             pending=np.vstack(pending) if pending else None, solver=self.solver,
-            time_limit=self.time_limit, mip_gap=self.mip_gap, n_random=self.n_start_points,
+            time_limit=self.time_limit, mip_gap=self.mip_gap, abs_gap=self.abs_gap,
+            n_random=self.n_start_points,
             seed=self._get_seed())
 
 

@@ -56,7 +56,7 @@ def formulation() -> BARKStrategy:
             NChooseKConstraint(features=keys, min_count=1, max_count=3, none_also_valid=False),
         ]),
     )
-    return BARKStrategy(domain=domain, seed=11, time_limit=60.0)
+    return BARKStrategy(domain=domain, seed=11)
 
 
 def process() -> BARKStrategy:

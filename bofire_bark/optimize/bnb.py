@@ -28,11 +28,22 @@ import numpy as np
 
 from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, DISCRETE, InputBox
-from bofire_bark.optimize.grid_bound import box_bound, undecided_splits
+from bofire_bark.optimize.grid_bound import box_bound
 
 # Feasibility tolerance of the specs check (BoFire's is_fulfilled uses 1e-6; the final
 # candidate is checked by BoFire itself).
 TOL = 1e-7
+# Updates of b in the N-space variance bound and whether to add the leaf-space row bound
+# (grid_bound); measured with acquisition_proof.
+N_DUAL = 1
+USE_ROWS = False
+# Bins (of consecutive grid cells) per ordered feature in the Lagrangian relaxation, and
+# whether ordered features are relaxed at all: measured, multipliers fitted at the root helped
+# on categorical domains and hurt on ordered ones (deeper boxes need other multipliers).
+N_BINS = 16  # at most 64: one word of codes
+LAGRANGE_BINS = False
+# Subgradient steps on the categorical multipliers at the root (0: no Lagrangian relaxation).
+N_LAGRANGE = 100
 # Slack of interval pruning: a box is dropped only when its constraint range misses the
 # feasible side by more than this (round-off of the interval arithmetic).
 PRUNE_TOL = 1e-7
@@ -50,6 +61,31 @@ class GridModel:
     n_leaves: int
     kappa: float
     sign: float
+    lagrange: Lagrange
+
+    @property
+    def lam(self) -> np.ndarray:
+        """The multipliers (``grid_bound.box_bound``'s ``lam``), updated in place."""
+        return self.arrays[24]
+
+
+@dataclass(frozen=True)
+class Lagrange:
+    """Feature ``j``, code ``c`` and sample weight ``w`` (summing to 1 over a tree's copies) of
+    every multiplier; the relaxation stays valid while sum(w * lam) is 0 per (j, c)."""
+
+    j: np.ndarray
+    c: np.ndarray
+    w: np.ndarray
+
+    def project(self, step: np.ndarray) -> np.ndarray:
+        """``step`` minus its weighted mean per (j, c): a direction that keeps the sums 0."""
+        if len(step) == 0:
+            return step
+        key = self.j * (int(self.c.max()) + 1) + self.c
+        num = np.bincount(key, weights=self.w * step)
+        den = np.bincount(key, weights=self.w)
+        return step - (num / np.where(den > 0, den, 1.0))[key]
 
 
 def _words(codes, w: int) -> np.ndarray:
@@ -59,15 +95,29 @@ def _words(codes, w: int) -> np.ndarray:
     return out
 
 
-def grid_model(problem, systems, sigma2: np.ndarray) -> GridModel:
+def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
+               n_dual: int = N_DUAL, use_rows: bool = USE_ROWS,
+               lagrange_bins: bool = LAGRANGE_BINS) -> GridModel:
     """Flatten the reduced ensemble and the per-sample leaf systems.
 
     Args:
         problem: ``model.AcquisitionProblem`` (box, reduced ensemble, kappa, sign).
-        systems: ``engine.predict.SampleSystems`` (conditioned on pending points).
-        sigma2: (S,) noise variances of the samples.
+        systems: ``engine.predict.SampleSystems`` (conditioned on ``pending``).
+        posterior: the ``engine.Posterior`` (forests, noise, training inputs).
+        pending: (n_p, D) encoded points the systems are conditioned on, or None.
+        n_dual: updates of b in the N-space bound (0 turns it off).
+        use_rows: also the leaf-space row bound (always on decided boxes, where it is exact).
+        lagrange_bins: relax ordered features too (bins of cells), not only categorical ones.
     """
+    from bofire_bark.engine.forest import route_all
+
     ens, box = problem.ensemble, problem.box
+    sigma2 = posterior.samples["sigma2"]
+    if pending is not None:
+        pending = np.asarray(pending, dtype=np.float64).reshape(-1, box.n_features)
+    Xa = posterior.X if pending is None or len(pending) == 0 else np.concatenate(
+        (posterior.X, pending))
+    Xa = np.ascontiguousarray(Xa, dtype=np.float64)
     thresholds = ens.thresholds
     n_cat = max([len(box.allowed[j]) and max(box.allowed[j]) + 1
                  for j in range(box.n_features) if box.kinds[j] == CATEGORICAL] or [1])
@@ -80,6 +130,7 @@ def grid_model(problem, systems, sigma2: np.ndarray) -> GridModel:
         roots.append(base)
         leaf_off.append(n_leaves)
         nleaf.append(tree.n_leaves)
+        # nodes come in depth-first order: the leaves below a node are consecutive
         for node in tree.nodes:
             if node[0] == "leaf":
                 feat.append(-1)
@@ -122,6 +173,11 @@ def grid_model(problem, systems, sigma2: np.ndarray) -> GridModel:
     s_moff = []
     betas, Ms = [], []
     moff = 0
+    n_data = len(Xa)
+    Kinv = np.zeros((len(keep), n_data, n_data))
+    members: list[list[int]] = []  # training points of each leaf column, all samples
+    sm = posterior.samples
+    leaf_of = np.empty((m, n_data), dtype=np.int64)
     for i, s in enumerate(keep):
         lcol, Ginv, beta = systems.systems[s]
         cols = []
@@ -134,6 +190,94 @@ def grid_model(problem, systems, sigma2: np.ndarray) -> GridModel:
         s_off.append(s_off[-1] + len(cols))
         s_moff.append(moff)
         moff += len(cols) ** 2
+        route_all(sm["feat"][s], sm["thr"][s], sm["mask"][s], sm["left"][s], sm["right"][s],
+                  posterior.kinds, Xa, leaf_of)
+        same = np.zeros((n_data, n_data))
+        leaf_members = [[] for _ in range(len(cols))]
+        for t in range(m):
+            same += leaf_of[t][:, None] == leaf_of[t][None, :]
+            position = {int(node): p for p, node in enumerate(ens.leaf_nodes[s][t])}
+            for n in range(n_data):
+                p = position.get(int(leaf_of[t, n]))
+                if p is not None:  # else the leaf lies outside the candidate space
+                    leaf_members[s_base[i, t] + p].append(n)
+        members.extend(leaf_members)
+        Kinv[i] = np.linalg.inv(same / m + float(sigma2[s]) * np.eye(n_data))
+    # codes of the Lagrangian relaxation: categories, or bins of consecutive cells
+    d = box.n_features
+    n_bins = [0 if box.kinds[j] == CATEGORICAL or not lagrange_bins
+              else min(N_BINS, len(thresholds[j]) + 1) for j in range(d)]
+    bin_first = np.full((d, max(n_bins + [1])), -1, dtype=np.int64)
+    bin_last = np.full((d, max(n_bins + [1])), -1, dtype=np.int64)
+    for j in range(d):
+        if n_bins[j]:
+            edges = np.linspace(0, len(thresholds[j]) + 1, n_bins[j] + 1).round().astype(int)
+            bin_first[j, :n_bins[j]] = edges[:-1]
+            bin_last[j, :n_bins[j]] = edges[1:] - 1
+    n_cat = max([n_cat] + n_bins)
+
+    def leaf_codes(j, lo_cell, hi_cell):
+        return {b for b in range(n_bins[j])
+                if bin_first[j, b] <= hi_cell and bin_last[j, b] >= lo_cell}
+
+    # the features each tree splits on, and the codes reaching each of its leaves
+    tf_ptr, tf_j, leaf_cm_ptr, leaf_cm = [0], [], np.zeros(n_leaves, dtype=np.int64), []
+    for u, tree in enumerate(ens.trees):
+        js = sorted({sp.feature for sp in tree.splits
+                     if box.kinds[sp.feature] == CATEGORICAL or n_bins[sp.feature]})
+        tf_j.extend(js)
+        tf_ptr.append(len(tf_j))
+        full = {j: (frozenset(box.allowed[j]) if box.kinds[j] == CATEGORICAL
+                    else (0, len(thresholds[j]))) for j in js}
+
+        def walk(i, codes, tree=tree, js=js, u=u):
+            node = tree.nodes[i]
+            if node[0] == "leaf":
+                leaf_cm_ptr[leaf_off[u] + node[1]] = len(leaf_cm)
+                leaf_cm.extend(_words(codes[j] if box.kinds[j] == CATEGORICAL
+                                      else leaf_codes(j, *codes[j]), w) for j in js)
+                return
+            sp = tree.splits[node[1]]
+            j = sp.feature
+            if j not in codes:  # not relaxed
+                walk(node[2], codes)
+                walk(node[3], codes)
+                return
+            if box.kinds[j] == CATEGORICAL:
+                left_c = codes[j] & set(sp.left_codes)
+                right_c = codes[j] & set(sp.right_codes)
+            else:
+                i_thr = int(np.searchsorted(thresholds[j], sp.threshold))
+                left_c = (codes[j][0], min(codes[j][1], i_thr))
+                right_c = (max(codes[j][0], i_thr + 1), codes[j][1])
+            walk(node[2], {**codes, j: left_c})
+            walk(node[3], {**codes, j: right_c})
+
+        walk(0, full)
+    lfirst = np.asarray(leaf, dtype=np.int64).copy()
+    llast = lfirst.copy()
+    for k in range(len(feat) - 1, -1, -1):  # children after their parent
+        if feat[k] >= 0:
+            lfirst[k] = lfirst[left[k]]
+            llast[k] = llast[right[k]]
+    dptr = np.zeros(len(members) + 1, dtype=np.int64)
+    dptr[1:] = np.cumsum([len(c) for c in members])
+    dind = np.array([n for c in members for n in c], dtype=np.int64)
+    n_codes = int(n_cat)
+    lam_ptr = np.zeros((len(keep), m), dtype=np.int64)
+    lam_j, lam_c, lam_w = [], [], []
+    wsum = float(np.sum(weights))
+    for i in range(len(keep)):
+        for t in range(m):
+            u = int(s_tree_u[i, t])
+            lam_ptr[i, t] = len(lam_j)
+            for j in tf_j[tf_ptr[u]:tf_ptr[u + 1]]:
+                lam_j.extend([j] * n_codes)
+                lam_c.extend(range(n_codes))
+                lam_w.extend([weights[i] / wsum] * n_codes)
+    lagrange = Lagrange(np.asarray(lam_j, np.int64), np.asarray(lam_c, np.int64),
+                        np.asarray(lam_w))
+    leaf_cm = np.array(leaf_cm, dtype=np.uint64).reshape(-1, w)
     arrays = (
         np.asarray(feat, np.int64), np.asarray(thr, np.int64),
         np.ascontiguousarray(np.array(lmask, dtype=np.uint64).reshape(-1, w)),
@@ -142,10 +286,13 @@ def grid_model(problem, systems, sigma2: np.ndarray) -> GridModel:
         np.asarray(roots, np.int64), np.asarray(leaf_off, np.int64),
         np.asarray(nleaf, np.int64), s_tree_u, s_base, np.asarray(weights),
         np.asarray(s_off, np.int64), np.concatenate(betas), np.asarray(s_moff, np.int64),
-        np.concatenate(Ms),
+        np.concatenate(Ms), dptr, dind, Kinv, lfirst, llast,
+        int(n_dual) if problem.kappa > 0 else 0, bool(use_rows),
+        np.zeros(len(lam_j)), lam_ptr, np.asarray(tf_ptr, np.int64),
+        np.asarray(tf_j, np.int64), leaf_cm_ptr, leaf_cm, n_codes, bin_first, bin_last,
     )
     return GridModel(arrays, thresholds, w, n_leaves, float(problem.kappa),
-                     float(problem.sign))
+                     float(problem.sign), lagrange)
 
 
 class Grid:
@@ -159,6 +306,9 @@ class Grid:
                                  for j in range(self.d)], dtype=np.int64)
         self.reach = np.zeros(gm.n_leaves, dtype=np.bool_)
         self.undecided = np.zeros(len(gm.arrays[0]), dtype=np.int64)
+        self.val = np.full(gm.n_leaves, -np.inf)
+        self.use_lam = False
+        self._none = np.zeros(0)
 
     def root(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lo = np.zeros(self.d, dtype=np.int64)
@@ -169,10 +319,41 @@ class Grid:
                 cat[j] = _words(self.box.allowed[j], self.gm.n_words)
         return lo, hi, cat
 
-    def bound(self, lo, hi, cat) -> tuple[float, int]:
-        """(upper bound, number of undecided splits) of a box."""
+    def bound(self, lo, hi, cat, onehot=None) -> tuple[float, int, int]:
+        """(upper bound, number of undecided splits, split to branch on) of a box."""
         return box_bound(*self.gm.arrays, self.gm.kappa, self.gm.sign, lo, hi, cat,
-                         self.reach, self.undecided)
+                         self.reach, self.undecided, self.val, self.use_lam,
+                         self._none if onehot is None else onehot)
+
+    def fit_multipliers(self, target: float, iterations: int = N_LAGRANGE,
+                        box=None) -> list[float]:
+        """Lower the bound of ``box`` (default: the root) by projected subgradient steps on
+        the multipliers (Polyak steps towards ``target``, the incumbent's value; the best
+        multipliers are kept). Returns the bound after each step."""
+        lam = self.gm.lam
+        if len(lam) == 0 or iterations <= 0:
+            return []
+        root = self.root() if box is None else box
+        self.use_lam = True
+        best_lam, best = lam.copy(), self.bound(*root, onehot=np.zeros_like(lam))[0]
+        trace = [best]
+        theta = 1.0
+        onehot = np.zeros_like(lam)
+        for _ in range(iterations):
+            onehot[:] = 0.0
+            ub = self.bound(*root, onehot=onehot)[0]
+            trace.append(ub)
+            if ub < best - 1e-12:
+                best, best_lam = ub, lam.copy()
+            else:
+                theta *= 0.9
+            direction = self.gm.lagrange.project(onehot)
+            norm = float(np.sum(self.gm.lagrange.w * direction**2))
+            if norm <= 0.0 or not np.isfinite(target) or ub <= target:
+                break
+            lam -= theta * (ub - target) / norm * direction
+        lam[:] = best_lam
+        return trace
 
     def cell_of(self, x: np.ndarray):
         """The single-cell box of an encoded point (D,)."""
@@ -210,27 +391,17 @@ class Grid:
                 vhi[j] = box.values[j][kb]
         return vlo, vhi
 
-    def branch(self, lo, hi, cat, n_und: int):
-        """Two children of a box, splitting on the feature with the most undecided splits
-        (weighted by the samples that use each tree): at the median undecided threshold, or
-        a categorical split's left codes against the rest."""
-        arrays = self.gm.arrays
-        node_feat, node_thr, node_lmask = arrays[0], arrays[1], arrays[2]
-        # the scratch list belongs to the last box bounded: recompute it for this one
-        n_und = undecided_splits(*arrays[:8], lo, hi, cat, self.reach, self.undecided)
-        nodes = self.undecided[:n_und]
-        feats = node_feat[nodes]
-        counts = np.bincount(feats, minlength=self.d)
-        j = int(np.argmax(counts))
-        mine = nodes[feats == j]
+    def branch(self, lo, hi, cat, split: int):
+        """The two children of a box at one of its undecided splits (``box_bound`` chose it):
+        the threshold's two sides, or a categorical split's left codes against the rest."""
+        node_feat, node_thr, node_lmask = self.gm.arrays[:3]
+        j = int(node_feat[split])
         if self.box.kinds[j] == CATEGORICAL:
-            mask = node_lmask[mine[0]]
             left_cat, right_cat = cat.copy(), cat.copy()
-            left_cat[j] = cat[j] & mask
-            right_cat[j] = cat[j] & ~mask
+            left_cat[j] = cat[j] & node_lmask[split]
+            right_cat[j] = cat[j] & ~node_lmask[split]
             return (lo, hi, left_cat), (lo, hi, right_cat)
-        i = int(np.median(node_thr[mine]))
-        i = min(max(i, lo[j]), hi[j] - 1)
+        i = int(node_thr[split])
         left_hi, right_lo = hi.copy(), lo.copy()
         left_hi[j] = i
         right_lo[j] = i + 1
@@ -648,10 +819,24 @@ def relative_gap(value: float, bound: float) -> float:
     return diff / abs(value) if value != 0.0 else math.inf
 
 
+def _child(grid: Grid, cons: Constraints, child, best_v: float):
+    """(bound, undecided splits, box) of a child box, or None when it can be dropped."""
+    c_lo, c_hi, c_cat = child
+    if any(not c_cat[j].any() for j in range(grid.d) if grid.box.kinds[j] == CATEGORICAL):
+        return None
+    if cons and not cons.may_be_feasible(*grid.intervals(c_lo, c_hi)):
+        return None
+    c_ub, c_und, c_split = grid.bound(c_lo, c_hi, c_cat)
+    if c_ub <= best_v:
+        return None
+    return c_ub, c_und, c_split
+
+
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
-           deadline: float | None = None) -> SearchResult:
-    """Best-first branch-and-bound from the incumbent (x0, v0).
+           deadline: float | None = None, n_lagrange: int = N_LAGRANGE) -> SearchResult:
+    """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
+    subgradient steps on the categorical multipliers at the root.
 
     Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, or at
     ``time_limit`` seconds.
@@ -661,9 +846,10 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     rng = np.random.default_rng(seed)
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
+    grid.fit_multipliers(best_v, n_lagrange)
     lo, hi, cat = grid.root()
-    ub, n_und = grid.bound(lo, hi, cat)
-    heap = [(-ub, 0, n_und, lo, hi, cat)]
+    ub, n_und, split = grid.bound(lo, hi, cat)
+    heap = [(-ub, 0, n_und, split, lo, hi, cat)]
     counter = 1
     unresolved: list[float] = []
     nodes = 0
@@ -681,7 +867,7 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
         if time.perf_counter() > stop_at:
             status = "time_limit"
             break
-        neg, _, n_und, lo, hi, cat = heapq.heappop(heap)
+        neg, _, n_und, split, lo, hi, cat = heapq.heappop(heap)
         nodes += 1
         if -neg <= best_v:
             continue
@@ -693,19 +879,12 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
             elif not empty:
                 unresolved.append(-neg)
             continue
-        for child in grid.branch(lo, hi, cat, n_und):
-            c_lo, c_hi, c_cat = child
-            if cons and not cons.may_be_feasible(*grid.intervals(c_lo, c_hi)):
-                continue
-            if c_cat is not None and any(
-                    not c_cat[j].any() for j in range(grid.d)
-                    if grid.box.kinds[j] == CATEGORICAL):
-                continue
-            c_ub, c_und = grid.bound(c_lo, c_hi, c_cat)
-            if c_ub <= best_v:
-                continue
-            heapq.heappush(heap, (-c_ub, counter, c_und, c_lo, c_hi, c_cat))
-            counter += 1
+        for child in grid.branch(lo, hi, cat, split):
+            kid = _child(grid, cons, child, best_v)
+            if kid is not None:
+                c_ub, c_und, c_split = kid[:3]
+                heapq.heappush(heap, (-c_ub, counter, c_und, c_split, *child))
+                counter += 1
         # a cheap primal step: the centre of the box just split
         if nodes % 4 == 1:
             x = centre(grid, lo, hi, cat)

@@ -243,7 +243,8 @@ def optimize_acquisition(
     logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)", v0,
                 n_ok, incumbent_time)
     if name == "bnb":
-        out = _search(problem, systems, posterior, x0, v0, time_limit, mip_gap, abs_gap, seed)
+        out = _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap,
+                      abs_gap, seed)
         build_time += out.build_time
     else:
         out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate)
@@ -334,11 +335,11 @@ class _SearchOutcome:
     trace: list = field(default_factory=list)
 
 
-def _search(problem, systems, posterior, x0, v0, time_limit, mip_gap, abs_gap, seed):
+def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, abs_gap, seed):
     from bofire_bark.optimize import bnb
 
     t0 = time.perf_counter()
-    gm = bnb.grid_model(problem, systems, posterior.samples["sigma2"])
+    gm = bnb.grid_model(problem, systems, posterior, pending)
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
     build = time.perf_counter() - t0

@@ -27,7 +27,7 @@ from bofire_bark.optimize.optimizer import build_problem, optimize_acquisition
 
 def grid_of(domain, space, post, kappa=1.96, sign=1.0, pending=None):
     problem, systems = build_problem(post, domain, space, kappa, sign, pending, gps=False)
-    gm = bnb.grid_model(problem, systems, post.samples["sigma2"])
+    gm = bnb.grid_model(problem, systems, post, pending)
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
     return problem, systems, grid, cons
@@ -48,10 +48,10 @@ def test_value_is_the_engine_ucb(mixed, kappa, pending):
 def _random_box(grid, rng, depth):
     lo, hi, cat = grid.root()
     for _ in range(depth):
-        ub, n_und = grid.bound(lo, hi, cat)
+        ub, n_und, split = grid.bound(lo, hi, cat)
         if n_und == 0:
             break
-        lo, hi, cat = grid.branch(lo, hi, cat, n_und)[rng.integers(2)]
+        lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
     return lo, hi, cat
 
 
@@ -68,21 +68,31 @@ def _points_in(grid, problem, lo, hi, cat, rng, n):
     return np.array(keep[:n])
 
 
-def test_bound_holds_on_every_box(mixed):
+@pytest.mark.parametrize("lagrange", [False, True])
+@pytest.mark.parametrize("pending", [False, True])
+def test_bound_holds_on_every_box(mixed, lagrange, pending):
     """The bound of a box is >= the exact value of every point in it, and equals it on a
-    decided box."""
+    decided box; also with multipliers on the categorical copies (fitted towards an
+    unreachable target, so they are far from zero) and with pending points."""
     domain, space, post = mixed
-    problem, systems, grid, _ = grid_of(domain, space, post)
+    pend = space.encode(domain.inputs.sample(2, seed=3)) if pending else None
+    problem, systems, grid, _ = grid_of(domain, space, post, pending=pend)
+    if lagrange:
+        trace = grid.fit_multipliers(-10.0, 50)
+        assert np.abs(grid.gm.lam).max() > 1e-3 and min(trace) < trace[0]
+        sums = np.bincount(grid.gm.lagrange.j * 64 + grid.gm.lagrange.c,
+                           weights=grid.gm.lagrange.w * grid.gm.lam)
+        np.testing.assert_allclose(sums, 0.0, atol=1e-9)
     rng = np.random.default_rng(1)
     checked = 0
     for _ in range(40):
         lo, hi, cat = _random_box(grid, rng, depth=int(rng.integers(0, 8)))
-        ub, n_und = grid.bound(lo, hi, cat)
+        ub, n_und, _ = grid.bound(lo, hi, cat)
         X = _points_in(grid, problem, lo, hi, cat, rng, 50)
         if len(X) == 0:
             continue
         values = systems.integrated_ucb(X, 1.96, 1.0)
-        assert values.max() <= ub + 1e-10
+        assert values.max() <= ub + 1e-9
         if n_und == 0:
             np.testing.assert_allclose(values, ub, atol=1e-10)
         checked += 1
@@ -233,3 +243,36 @@ def test_optimize_acquisition_reports_the_proof(mixed):
     assert res.status == "optimal" and res.gap == 0.0
     assert res.bound == pytest.approx(res.ucb)
     assert "proven optimal" in res.summary()
+
+
+@pytest.mark.parametrize("kappa", [0.0, 1.96])
+def test_multiplier_bound_holds_on_tight_boxes(kappa):
+    """Boxes that are one cell wide in the ordered feature and open in the categorical one
+    (four codes, so leaves hold several): the bound with multipliers far from zero stays >=
+    the best of their points."""
+    from bofire.data_models.features.api import CategoricalInput
+
+    domain = Domain(inputs=Inputs(features=[
+        ContinuousInput(key="x", bounds=(0, 1)),
+        CategoricalInput(key="c", categories=["a", "b", "c", "d"])]))
+    effect = np.array([0.0, 1.0, -0.5, 0.7])
+    space, post = fit(domain, lambda X: np.sin(4 * X[:, 0]) + effect[X[:, 1].astype(int)],
+                      n=24, n_trees=8)
+    problem, systems, grid, _ = grid_of(domain, space, post, kappa)
+    rng = np.random.default_rng(2)
+    # any multipliers with zero weighted sums keep the bound valid: draw them at random
+    grid.gm.lam[:] = grid.gm.lagrange.project(rng.normal(0.0, 0.3, len(grid.gm.lam)))
+    grid.use_lam = True
+    assert np.abs(grid.gm.lam).max() > 1e-3
+    codes = np.array(problem.box.allowed[1], dtype=float)
+    open_boxes = 0
+    for x in random_points(problem.box, (), 200, problem.delta, rng):
+        lo, hi, cat = grid.cell_of(x)
+        cat[1] = bnb._words(problem.box.allowed[1], grid.gm.n_words)
+        ub, n_und, _ = grid.bound(lo, hi, cat)
+        pts = np.repeat(x[None], len(codes), axis=0)
+        pts[:, 1] = codes
+        best = systems.integrated_ucb(pts, kappa, 1.0).max()
+        assert best <= ub + 1e-9
+        open_boxes += n_und > 0
+    assert open_boxes > 100  # the categorical split is still open: the multipliers apply

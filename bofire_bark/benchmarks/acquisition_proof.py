@@ -1,0 +1,183 @@
+"""How fast and how tight is the acquisition's answer on the posteriors a BO run meets?
+
+For every case of ``acq_cases.case_names()`` (study benchmarks at three points of two seeds'
+runs, the four ``specs/`` domains at N = 20, 50, 100) this measures:
+
+- ``default``: ``optimize_acquisition`` with the default settings (what ``ask(1)`` runs after
+  the fit): wall time (build, start and search), status, integrated UCB, proven bound, relative
+  and absolute gap (standardized units = standard deviations of the output);
+- ``sobo``: BoFire's ``SoboStrategy`` fitted and asked once on the same data (where it accepts
+  the domain): the time of its ``ask(1)``;
+- ``reference`` (``--reference``, run as its own process): a search with a larger budget (20x
+  the random starting points, 16 ascents, the branch-and-bound at ``--reference-time`` seconds,
+  default 20x the time limit, and a 1 % gap), to
+  check the default's bound (the reference must never beat the default by more than its gap)
+  and how often the default's point is more than 1 % worse.
+
+Rows go to ``results/acquisition/cases.csv`` as they finish (a rerun skips finished cases);
+``--summary`` prints the table written to ``results/acquisition/summary.md``.
+
+    nice python -m bofire_bark.benchmarks.acquisition_proof [--reference] [--cases ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bofire_bark.benchmarks.acq_cases import REPO, case_names, make_case
+
+OUT = REPO / "results" / "acquisition"
+
+
+def _row_default(case, seed: int) -> dict:
+    from bofire_bark.optimize import optimize_acquisition
+
+    t0 = time.perf_counter()
+    r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign, seed=seed)
+    wall = time.perf_counter() - t0
+    return {"case": case.name, "n": case.n, "solver": r.solver, "status": r.status,
+            "source": r.source, "ucb": r.ucb, "start_ucb": r.incumbent_ucb, "bound": r.bound,
+            "gap": r.gap, "abs_gap": r.abs_gap, "nodes": r.nodes, "wall_s": wall,
+            "start_s": r.incumbent_time, "search_s": r.solve_time, "build_s": r.build_time}
+
+
+def _row_reference(case, seed: int, time_limit: float) -> dict:
+    from bofire_bark.optimize import optimize_acquisition
+    from bofire_bark.optimize.optimizer import DEFAULT_TIME_LIMIT
+
+    t0 = time.perf_counter()
+    r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign,
+                             seed=seed + 1000, n_random=40_000, n_starts=16,
+                             time_limit=time_limit or 20 * DEFAULT_TIME_LIMIT, mip_gap=0.01,
+                             abs_gap=0.0)
+    return {"case": case.name, "ref_ucb": r.ucb, "ref_bound": r.bound, "ref_status": r.status,
+            "ref_s": time.perf_counter() - t0}
+
+
+def _sobo_data(case) -> pd.DataFrame:
+    """The case's data in the user's units (inputs and the output with its valid column)."""
+    post, space = case.posterior, case.space
+    X = space.decode(post.X)
+    key = case.domain.outputs.get_keys()[0]
+    X[key] = post.y_mean + post.y_std * post.y
+    X[f"valid_{key}"] = 1
+    return X
+
+
+def _row_sobo(case, seed: int) -> dict:
+    import bofire.strategies.api as strategies
+    from bofire.data_models.strategies.api import SoboStrategy
+
+    try:
+        strategy = strategies.map(SoboStrategy(domain=case.domain, seed=seed))
+    except Exception as err:  # BoFire refuses the domain: record why
+        return {"case": case.name, "sobo_s": np.nan, "sobo_note": str(err).splitlines()[0][:80]}
+    t0 = time.perf_counter()
+    strategy.tell(_sobo_data(case))
+    fit = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    try:
+        strategy.ask(1)
+    except Exception as err:
+        return {"case": case.name, "sobo_s": np.nan, "sobo_note": str(err).splitlines()[0][:80]}
+    return {"case": case.name, "sobo_s": time.perf_counter() - t0, "sobo_fit_s": fit,
+            "sobo_note": ""}
+
+
+def _append(path: Path, row: dict) -> None:
+    frame = pd.DataFrame([row])
+    if path.exists():
+        frame = pd.concat([pd.read_csv(path), frame], ignore_index=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+
+
+def _done(path: Path) -> set[str]:
+    return set(pd.read_csv(path)["case"]) if path.exists() else set()
+
+
+def summary(out: Path = OUT) -> str:
+    d = pd.read_csv(out / "cases.csv")
+    lines = [f"{len(d)} posteriors (16 samples x 50 trees), default settings, 2-core machine.",
+             "", "| | median | 95th percentile | max |", "|---|---|---|---|"]
+
+    def q(col):
+        x = d[col].astype(float)
+        return f"| {col} | {x.median():.3g} | {x.quantile(0.95):.3g} | {x.max():.3g} |"
+
+    for col in ("wall_s", "gap", "abs_gap"):
+        lines.append(q(col))
+    sobo = out / "sobo.csv"
+    if sobo.exists():
+        s = pd.read_csv(sobo)["sobo_s"].dropna()
+        lines.append(f"| Sobo ask(1) s ({len(s)} cases it accepts) | {s.median():.3g} | "
+                     f"{s.quantile(0.95):.3g} | {s.max():.3g} |")
+    lines += ["", "status: " + ", ".join(f"{k} {v}" for k, v in
+                                         d["status"].value_counts().items()),
+              f"candidate from the search (not the start): {(d['source'] == 'search').sum()}"
+              f" of {len(d)}"]
+    ref = out / "reference.csv"
+    if ref.exists():
+        r = d.merge(pd.read_csv(ref), on="case")
+        excess = r["ref_ucb"] - r["ucb"]
+        unsound = int((r["ref_ucb"] > r["bound"] + 1e-9 * np.maximum(1, r["bound"].abs())).sum())
+        worse = int((excess > 0.01 * r["ucb"].abs()).sum())
+        lines += [f"reference (20x budget) on {len(r)}: beat the default's bound {unsound} times;"
+                  f" beat the default's UCB by more than 1 % {worse} times "
+                  f"({100 * worse / max(len(r), 1):.1f} %); max excess {excess.max():.3g} sd"]
+    by = d.assign(group=d["case"].str.split(":").str[1]).groupby("group").agg(
+        cases=("case", "size"), wall_s=("wall_s", "median"), gap=("gap", "median"),
+        abs_gap=("abs_gap", "median"), proven=("status", lambda s: int(
+            s.isin(["optimal", "gap"]).sum())))
+    lines += ["", "Per domain (medians; proven = cases closed to the gap target):", "",
+              by.to_markdown(floatfmt=".3g")]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bofire_bark.benchmarks.acquisition_proof",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=None)
+    parser.add_argument("--reference", action="store_true",
+                        help="run only the reference (a second process beside the default)")
+    parser.add_argument("--reference-time", type=float, default=0.0,
+                        help="seconds for the reference search (default 20x the default)")
+    parser.add_argument("--no-sobo", action="store_true")
+    parser.add_argument("--summary", action="store_true", help="only print the summary")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    logging.getLogger("pyomo").setLevel(logging.ERROR)
+    if not args.summary:
+        names = args.cases or case_names()
+        for i, name in enumerate(names):
+            case = None
+            if not args.reference and name not in _done(args.out / "cases.csv"):
+                case = make_case(name)
+                row = _row_default(case, seed=i)
+                _append(args.out / "cases.csv", row)
+                print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                               for k, v in row.items()), flush=True)
+            if not (args.no_sobo or args.reference) and name not in _done(
+                    args.out / "sobo.csv"):
+                case = case or make_case(name)
+                _append(args.out / "sobo.csv", _row_sobo(case, seed=i))
+            if args.reference and name not in _done(args.out / "reference.csv"):
+                case = case or make_case(name)
+                row = _row_reference(case, i, args.reference_time)
+                _append(args.out / "reference.csv", row)
+                print("reference", row, flush=True)
+    text = summary(args.out)
+    (args.out / "summary.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
