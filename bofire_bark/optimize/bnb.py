@@ -22,6 +22,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,8 @@ TOL = 1e-7
 # (grid_bound); measured with acquisition_proof.
 N_DUAL = 1
 USE_ROWS = False
+# Boxes bounded at once (the two children of a branching, on two cores).
+THREADS = 2
 # Bins (of consecutive grid cells) per ordered feature in the Lagrangian relaxation, and
 # whether ordered features are relaxed at all: measured, multipliers fitted at the root helped
 # on categorical domains and hurt on ordered ones (deeper boxes need other multipliers).
@@ -304,9 +307,10 @@ class Grid:
         self.d = box.n_features
         self.n_cells = np.array([len(gm.thresholds[j]) if box.kinds[j] != CATEGORICAL else 0
                                  for j in range(self.d)], dtype=np.int64)
-        self.reach = np.zeros(gm.n_leaves, dtype=np.bool_)
-        self.undecided = np.zeros(len(gm.arrays[0]), dtype=np.int64)
-        self.val = np.full(gm.n_leaves, -np.inf)
+        # one scratch set per thread that may bound boxes at the same time
+        self.scratch = [(np.zeros(gm.n_leaves, dtype=np.bool_),
+                         np.zeros(len(gm.arrays[0]), dtype=np.int64),
+                         np.full(gm.n_leaves, -np.inf)) for _ in range(2)]
         self.use_lam = False
         self._none = np.zeros(0)
 
@@ -319,10 +323,11 @@ class Grid:
                 cat[j] = _words(self.box.allowed[j], self.gm.n_words)
         return lo, hi, cat
 
-    def bound(self, lo, hi, cat, onehot=None) -> tuple[float, int, int]:
-        """(upper bound, number of undecided splits, split to branch on) of a box."""
+    def bound(self, lo, hi, cat, onehot=None, thread: int = 0) -> tuple[float, int, int]:
+        """(upper bound, number of undecided splits, split to branch on) of a box; ``thread``
+        picks the scratch set (boxes bounded concurrently need different ones)."""
         return box_bound(*self.gm.arrays, self.gm.kappa, self.gm.sign, lo, hi, cat,
-                         self.reach, self.undecided, self.val, self.use_lam,
+                         *self.scratch[thread], self.use_lam,
                          self._none if onehot is None else onehot)
 
     def fit_multipliers(self, target: float, iterations: int = N_LAGRANGE,
@@ -819,22 +824,19 @@ def relative_gap(value: float, bound: float) -> float:
     return diff / abs(value) if value != 0.0 else math.inf
 
 
-def _child(grid: Grid, cons: Constraints, child, best_v: float):
-    """(bound, undecided splits, box) of a child box, or None when it can be dropped."""
+def _may_hold(grid: Grid, cons: Constraints, child) -> bool:
+    """False when a child box holds no candidate (no category left, or a constraint's range
+    misses it)."""
     c_lo, c_hi, c_cat = child
     if any(not c_cat[j].any() for j in range(grid.d) if grid.box.kinds[j] == CATEGORICAL):
-        return None
-    if cons and not cons.may_be_feasible(*grid.intervals(c_lo, c_hi)):
-        return None
-    c_ub, c_und, c_split = grid.bound(c_lo, c_hi, c_cat)
-    if c_ub <= best_v:
-        return None
-    return c_ub, c_und, c_split
+        return False
+    return not cons or cons.may_be_feasible(*grid.intervals(c_lo, c_hi))
 
 
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
-           deadline: float | None = None, n_lagrange: int = N_LAGRANGE) -> SearchResult:
+           deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
+           threads: int = THREADS) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
     subgradient steps on the categorical multipliers at the root.
 
@@ -846,6 +848,17 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     rng = np.random.default_rng(seed)
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
+    pool = ThreadPoolExecutor(1) if threads > 1 else None
+    try:
+        return _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool,
+                       mip_gap, abs_gap)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_gap,
+            abs_gap) -> SearchResult:
     grid.fit_multipliers(best_v, n_lagrange)
     lo, hi, cat = grid.root()
     ub, n_und, split = grid.bound(lo, hi, cat)
@@ -879,10 +892,15 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
             elif not empty:
                 unresolved.append(-neg)
             continue
-        for child in grid.branch(lo, hi, cat, split):
-            kid = _child(grid, cons, child, best_v)
-            if kid is not None:
-                c_ub, c_und, c_split = kid[:3]
+        kids = [c for c in grid.branch(lo, hi, cat, split) if _may_hold(grid, cons, c)]
+        if pool is not None and len(kids) == 2:
+            # the kernel releases the GIL: both children on the two cores
+            futures = [pool.submit(grid.bound, *kids[1], None, 1)]
+            bounds = [grid.bound(*kids[0])] + [f.result() for f in futures]
+        else:
+            bounds = [grid.bound(*c) for c in kids]
+        for child, (c_ub, c_und, c_split) in zip(kids, bounds, strict=True):
+            if c_ub > best_v:
                 heapq.heappush(heap, (-c_ub, counter, c_und, c_split, *child))
                 counter += 1
         # a cheap primal step: the centre of the box just split

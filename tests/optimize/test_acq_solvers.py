@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from acq_helpers import fit
+from bofire.data_models.constraints.api import NonlinearEqualityConstraint
 from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import ContinuousInput
 
@@ -14,6 +15,7 @@ from bofire_bark.optimize import solvers as solvers_module
 
 
 def test_auto_uses_scip_without_a_full_gurobi_licence(continuous3, monkeypatch):
+    """The MIP solver behind "auto" (the grid search hands nonlinear equalities to it)."""
     domain, space, post = continuous3
     problem, _ = build_problem(post, domain, space)
     if not solvers_module.gurobi_full_licence():
@@ -21,6 +23,11 @@ def test_auto_uses_scip_without_a_full_gurobi_licence(continuous3, monkeypatch):
     monkeypatch.setattr(solvers_module, "gurobi_full_licence", lambda: False)
     assert resolve_solver("auto", problem) == "scip"
     res = optimize_acquisition(post, domain, space, solver="auto", isolate=False)
+    assert res.solver == "bnb"  # no nonlinear equality: the grid search
+    equality = Domain(inputs=domain.inputs, constraints=[NonlinearEqualityConstraint(
+        expression="x0 - x1**2", features=["x0", "x1"])])
+    res = optimize_acquisition(post, equality, space, solver="auto", isolate=False,
+                               time_limit=30.0)
     assert res.solver == "scip"
 
 
