@@ -94,8 +94,16 @@ def test_ask_one_and_four_are_valid_and_distinct(told):
             assert col in cands and np.isfinite(cands[col]).all()
     inputs = four[domain.inputs.get_keys()].round(9).astype(str)
     assert not inputs.duplicated().any()
-    assert all(r.status in {"optimal", "gap", "time_limit", "incumbent"}
-               for r in strategy.last_results)
+    for r in strategy.last_results:
+        # every candidate comes with a proof: a finite bound no lower than its UCB
+        assert r.solver == "bnb" and r.status in {"optimal", "gap", "time_limit"}
+        assert np.isfinite(r.bound) and r.bound >= r.ucb - 1e-12
+        assert r.gap == pytest.approx((r.bound - r.ucb) / abs(r.ucb))
+    # the first of the batch is scored by the engine as reported (nothing pending yet)
+    first = strategy.last_results[0]
+    ucb = strategy.surrogate.posterior.systems().integrated_ucb(
+        first.x[None], strategy.kappa, strategy.sign)[0]
+    assert ucb == pytest.approx(first.ucb, rel=1e-9, abs=1e-12)
 
 
 def test_same_seed_same_candidates():
