@@ -6,8 +6,8 @@ runs, the four ``specs/`` domains at N = 20, 50, 100) this measures:
 - ``default``: ``optimize_acquisition`` with the default settings (what ``ask(1)`` runs after
   the fit): wall time (build, start and search), status, integrated UCB, proven bound, relative
   and absolute gap (standardized units = standard deviations of the output);
-- ``sobo``: BoFire's ``SoboStrategy`` fitted and asked once on the same data (where it accepts
-  the domain): the time of its ``ask(1)``;
+- ``sobo``: BoFire's ``SoboStrategy`` as the BO study runs it, fitted and asked once on the
+  same data (where it accepts the domain): the time of its ``ask(1)``;
 - ``reference`` (``--reference``, run as its own process): a search with a larger budget (20x
   the random starting points, 16 ascents, the branch-and-bound at ``--reference-time`` seconds,
   default 20x the time limit, and a 1 % gap), to
@@ -15,9 +15,12 @@ runs, the four ``specs/`` domains at N = 20, 50, 100) this measures:
   and how often the default's point is more than 1 % worse.
 
 Rows go to ``results/acquisition/cases.csv`` as they finish (a rerun skips finished cases);
-``--summary`` prints the table written to ``results/acquisition/summary.md``.
+``--summary`` prints the table written to ``results/acquisition/summary.md`` and embedded in
+README.md and results/README.md between the ``acquisition`` markers.
 
-    nice python -m bofire_bark.benchmarks.acquisition_proof [--reference] [--cases ...]
+    python -m bofire_bark.benchmarks.acquisition_proof [--cases ...]     # default + Sobo
+    python -m bofire_bark.benchmarks.acquisition_proof --reference       # 20x reference
+    python -m bofire_bark.benchmarks.acquisition_proof --levers          # levers, 5 s each
 """
 
 from __future__ import annotations
@@ -61,6 +64,71 @@ def _row_reference(case, seed: int, time_limit: float) -> dict:
             "ref_s": time.perf_counter() - t0}
 
 
+LEVERS = {
+    # name: (grid_model kwargs, search kwargs); "scip" is the Pyomo MIP instead
+    "rows": ({"n_dual": 0, "use_rows": True}, {"n_lagrange": 0, "threads": 1}),
+    "dual": ({"n_dual": 1, "use_rows": False}, {"n_lagrange": 0, "threads": 1}),
+    "dual+rows": ({"n_dual": 1, "use_rows": True}, {"n_lagrange": 0, "threads": 1}),
+    "dual3": ({"n_dual": 3, "use_rows": False}, {"n_lagrange": 0, "threads": 1}),
+    "dual+lagrange": ({"n_dual": 1}, {"n_lagrange": 100, "threads": 1}),
+    "dual+lagrange+bins": ({"n_dual": 1, "lagrange_bins": True},
+                           {"n_lagrange": 100, "threads": 1}),
+    "default (2 threads)": ({}, {}),
+    "scip": (None, None),
+}
+LEVER_CASES = ("bo:TreeFunctionCat:0:50", "bo:DiscreteAckley:0:46", "bo:PestControl:0:55",
+               "bo:MixedConstrained:0:28", "bo:TreeFunction:0:40", "bo:DiscreteRosenbrock:0:30",
+               "bo:Hartmann6:0:32", "bo:StyblinskiTang10:0:40", "spec:reaction:1:50",
+               "spec:formulation:1:50", "spec:process:1:50", "spec:continuous_benchmark:1:50")
+
+
+def lever_rows(case, time_limit: float) -> list[dict]:
+    """Each lever alone and combined, from the same starting point, ``time_limit`` seconds."""
+    from bofire_bark.optimize import bnb
+    from bofire_bark.optimize.constraints import feasible
+    from bofire_bark.optimize.incumbent import find_incumbent
+    from bofire_bark.optimize.model import with_tangent_cuts
+    from bofire_bark.optimize.optimizer import DEFAULT_KAPPA, build_problem
+    from bofire_bark.optimize.solvers import solve
+
+    kappa = DEFAULT_KAPPA
+    problem, systems = build_problem(case.posterior, case.domain, case.space, kappa, case.sign)
+    start = find_incumbent(
+        problem.box, problem.constraints, problem.ensemble.thresholds, problem.delta,
+        lambda X: systems.integrated_ucb(X, kappa, case.sign),
+        lambda X: feasible(case.domain, case.space, problem.box, X, tol=1e-6))
+    rows = []
+    for name, (model_kw, search_kw) in LEVERS.items():
+        t0 = time.perf_counter()
+        if model_kw is None:  # the MIP as optimize_acquisition builds it (with tangent cuts)
+            out = solve(with_tangent_cuts(problem, start.pool[:8]), "scip", start.x,
+                        time_limit, 0.1, seed=0)
+            value = max(start.value, out.objective if np.isfinite(out.objective) else -np.inf)
+            bound, nodes = out.bound, 0
+        else:
+            grid = bnb.Grid(bnb.grid_model(problem, systems, case.posterior, **model_kw),
+                            problem.box)
+            cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
+            res = bnb.search(grid, cons, start.x, start.value, time_limit, 0.1, 0.01,
+                             **search_kw)
+            value, bound, nodes = res.value, res.bound, res.nodes
+        rows.append({"case": case.name, "lever": name, "seconds": time.perf_counter() - t0,
+                     "value": value, "bound": bound, "nodes": nodes,
+                     "gap": bnb.relative_gap(value, bound) if np.isfinite(bound) else np.nan})
+        print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                       for k, v in rows[-1].items()), flush=True)
+    return rows
+
+
+def lever_table(out: Path = OUT) -> str:
+    d = pd.read_csv(out / "levers.csv")
+    closed = d.assign(closed=d["gap"] <= 0.1 + 1e-9)
+    table = closed.groupby("lever", sort=False).agg(
+        cases=("case", "size"), closed=("closed", "sum"), median_gap=("gap", "median"),
+        max_gap=("gap", "max"), median_s=("seconds", "median"))
+    return table.to_markdown(floatfmt=".3g")
+
+
 def _sobo_data(case) -> pd.DataFrame:
     """The case's data in the user's units (inputs and the output with its valid column)."""
     post, space = case.posterior, case.space
@@ -73,10 +141,11 @@ def _sobo_data(case) -> pd.DataFrame:
 
 def _row_sobo(case, seed: int) -> dict:
     import bofire.strategies.api as strategies
-    from bofire.data_models.strategies.api import SoboStrategy
 
-    try:
-        strategy = strategies.map(SoboStrategy(domain=case.domain, seed=seed))
+    from bofire_bark.benchmarks.bo import BOConfig, strategy_spec
+
+    try:  # the study's Sobo: BoFire's defaults, no exhaustive enumeration of categories
+        strategy = strategies.map(strategy_spec("Sobo", case.domain, seed, BOConfig()))
     except Exception as err:  # BoFire refuses the domain: record why
         return {"case": case.name, "sobo_s": np.nan, "sobo_note": str(err).splitlines()[0][:80]}
     t0 = time.perf_counter()
@@ -123,6 +192,9 @@ def summary(out: Path = OUT) -> str:
                                          d["status"].value_counts().items()),
               f"candidate from the search (not the start): {(d['source'] == 'search').sum()}"
               f" of {len(d)}"]
+    if (out / "levers.csv").exists():
+        lines += ["", "Levers from the same start, 5 s each (closed: relative gap <= 10 %):",
+                  "", lever_table(out)]
     ref = out / "reference.csv"
     if ref.exists():
         r = d.merge(pd.read_csv(ref), on="case")
@@ -150,11 +222,21 @@ def main(argv=None) -> None:
     parser.add_argument("--reference-time", type=float, default=0.0,
                         help="seconds for the reference search (default 20x the default)")
     parser.add_argument("--no-sobo", action="store_true")
+    parser.add_argument("--levers", action="store_true",
+                        help="only measure the levers (alone and combined) on LEVER_CASES")
+    parser.add_argument("--lever-time", type=float, default=5.0)
     parser.add_argument("--summary", action="store_true", help="only print the summary")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.getLogger("pyomo").setLevel(logging.ERROR)
+    if args.levers:
+        for name in args.cases or LEVER_CASES:
+            if name not in _done(args.out / "levers.csv"):
+                for row in lever_rows(make_case(name), args.lever_time):
+                    _append(args.out / "levers.csv", row)
+        print(lever_table(args.out))
+        return
     if not args.summary:
         names = args.cases or case_names()
         for i, name in enumerate(names):
@@ -176,6 +258,11 @@ def main(argv=None) -> None:
                 print("reference", row, flush=True)
     text = summary(args.out)
     (args.out / "summary.md").write_text(text)
+    if args.out == OUT:
+        from bofire_bark.benchmarks.plots import embed
+
+        for readme in (REPO / "README.md", REPO / "results" / "README.md"):
+            embed(readme, "acquisition", text)
     print(text)
 
 

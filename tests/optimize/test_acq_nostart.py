@@ -138,11 +138,9 @@ NCK_CASES = [
     ("allow_zero", "sum", 1.0, 0, 2, False),  # three
     ("allow_zero", "sum", 1.0, 1, 2, True),  # three
     ("allow_zero", "sum", -1.0, 2, 3, False),  # one
-    pytest.param(
-        "allow_zero", "sum", -1.0, 2, 2, True,  # one
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "SCIP 10.0 (PySCIPOpt 6.3) reports 'optimal' at b = (1, 1e-6, 1e-6), any = 1, "
-            "which breaks nck_min by 1; right with presolving/donotaggr or heuristics off"))),
+    # SCIP 10.0 reported "optimal" here at a point breaking nck_min by one, until
+    # presolving/donotaggr was set (solvers.SCIP_SETTINGS)
+    ("allow_zero", "sum", -1.0, 2, 2, True),  # one
     ("allow_zero", "first", 1.0, 2, 3, False),  # one
     ("allow_zero", "first", 1.0, 2, 2, True),  # one
     ("allow_zero", "first", -1.0, 0, 1, False),  # two
