@@ -39,11 +39,13 @@ from bofire_bark.benchmarks.acq_cases import REPO, case_names, make_case
 OUT = REPO / "results" / "acquisition"
 
 
-def _row_default(case, seed: int) -> dict:
+def _row_default(case, seed: int, time_limit: float | None = None) -> dict:
     from bofire_bark.optimize import optimize_acquisition
 
+    extra = {} if time_limit is None else {"time_limit": time_limit}
     t0 = time.perf_counter()
-    r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign, seed=seed)
+    r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign, seed=seed,
+                             **extra)
     wall = time.perf_counter() - t0
     return {"case": case.name, "n": case.n, "solver": r.solver, "status": r.status,
             "source": r.source, "ucb": r.ucb, "start_ucb": r.incumbent_ucb, "bound": r.bound,
@@ -126,7 +128,19 @@ def lever_table(out: Path = OUT) -> str:
     table = closed.groupby("lever", sort=False).agg(
         cases=("case", "size"), closed=("closed", "sum"), median_gap=("gap", "median"),
         max_gap=("gap", "max"), median_s=("seconds", "median"))
-    return table.to_markdown(floatfmt=".3g")
+    return _markdown(table)
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    """A markdown table (pandas' to_markdown needs tabulate, not a dependency here)."""
+    def cell(v):
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    cols = [frame.index.name or ""] + list(frame.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for key, row in frame.iterrows():
+        lines.append("| " + " | ".join([str(key)] + [cell(v) for v in row]) + " |")
+    return "\n".join(lines)
 
 
 def _sobo_data(case) -> pd.DataFrame:
@@ -209,7 +223,7 @@ def summary(out: Path = OUT) -> str:
         abs_gap=("abs_gap", "median"), proven=("status", lambda s: int(
             s.isin(["optimal", "gap"]).sum())))
     lines += ["", "Per domain (medians; proven = cases closed to the gap target):", "",
-              by.to_markdown(floatfmt=".3g")]
+              _markdown(by)]
     return "\n".join(lines) + "\n"
 
 
@@ -222,6 +236,8 @@ def main(argv=None) -> None:
     parser.add_argument("--reference-time", type=float, default=0.0,
                         help="seconds for the reference search (default 20x the default)")
     parser.add_argument("--no-sobo", action="store_true")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="another time limit than the default (use another --out)")
     parser.add_argument("--levers", action="store_true",
                         help="only measure the levers (alone and combined) on LEVER_CASES")
     parser.add_argument("--lever-time", type=float, default=5.0)
@@ -243,7 +259,7 @@ def main(argv=None) -> None:
             case = None
             if not args.reference and name not in _done(args.out / "cases.csv"):
                 case = make_case(name)
-                row = _row_default(case, seed=i)
+                row = _row_default(case, seed=i, time_limit=args.time_limit)
                 _append(args.out / "cases.csv", row)
                 print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                for k, v in row.items()), flush=True)

@@ -40,7 +40,7 @@ class BARKStrategy(PredictiveStrategy):
         "full licence) when a nonlinear equality constraint needs it.")] = "auto"
     time_limit: Annotated[float, Field(
         gt=0.0, description="Seconds of search per candidate after the starting point; the "
-        "search stops earlier once the gap is proven.")] = 10.0
+        "search stops earlier once the gap is proven.")] = 2.5
     mip_gap: Annotated[float, Field(
         ge=0.0, lt=1.0, description="Relative gap (bound - value) / |value| at which the "
         "search stops.")] = 0.1
