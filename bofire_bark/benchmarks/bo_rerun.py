@@ -1,0 +1,94 @@
+"""BARK's BO runs with the grid search against the committed runs with the SCIP MIP.
+
+The committed study (``results/bo/runs``) ran BARK with the Pyomo MIP (SCIP, 10 s per solve).
+This reruns BARK with the current defaults (grid branch-and-bound, ``time_limit`` 2.5 s) on
+the same benchmarks, seeds and initial designs into ``results/bo_bnb/runs`` and compares, per
+benchmark, the best value found after the last iteration (paired by seed: regret differences
+equal differences of the best value, both runs sharing f*), with a two-sided sign test, and the
+median time of an ask.
+
+    python -m bofire_bark.benchmarks.bo_rerun run [--benchmarks ...] [--seeds 5]
+    python -m bofire_bark.benchmarks.bo_rerun table
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bofire_bark.benchmarks.bo import DEFAULT_OUT, STUDY_BENCHMARKS, BOConfig, read_run
+
+NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
+
+
+def run(benchmarks, seeds, iterations: int) -> None:
+    from bofire_bark.benchmarks.bo import check_settings, run_study
+    from bofire_bark.optimize.optimizer import DEFAULT_TIME_LIMIT
+
+    cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=NEW_OUT)
+    check_settings(cfg)
+    run_study(list(benchmarks), ["BARK"], list(seeds), cfg)
+
+
+def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs") -> str:
+    from scipy.stats import binomtest
+
+    rows = []
+    for bench_dir in sorted(Path(new).iterdir()):
+        if not bench_dir.is_dir():
+            continue
+        bench = bench_dir.name
+        pairs, t_new, t_old = [], [], []
+        for path in sorted((bench_dir / "BARK").glob("seed*.csv")):
+            ref = Path(old) / bench / "BARK" / path.name
+            if not ref.exists():
+                continue
+            a, b = read_run(path), read_run(ref)
+            last = int(a["iteration"].max())
+            if last < int(b["iteration"].max()):
+                continue  # unfinished
+            best_new = float(a.loc[a["iteration"] <= last, "best"].iloc[-1])
+            best_old = float(b.loc[b["iteration"] <= last, "best"].iloc[-1])
+            pairs.append(np.sign(best_old - best_new))  # +1: the grid search's run is better
+            t_new += list(a.loc[a["iteration"] > 0, "acq_time"])
+            t_old += list(b.loc[(b["iteration"] > 0) & (b["iteration"] <= last), "acq_time"])
+        if not pairs:
+            continue
+        wins, losses = int(np.sum(np.array(pairs) > 0)), int(np.sum(np.array(pairs) < 0))
+        ties = len(pairs) - wins - losses
+        p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
+        rows.append({"benchmark": bench, "seeds": len(pairs),
+                     "grid better / worse / tie": f"{wins}/{losses}/{ties}",
+                     "sign-test p": f"{p:.3g}",
+                     "median ask s (grid)": f"{np.median(t_new):.2f}",
+                     "median ask s (SCIP 10 s)": f"{np.median(t_old):.2f}"})
+    if not rows:
+        return "no finished reruns\n"
+    frame = pd.DataFrame(rows)
+    head = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * len(frame.columns) + "\n"
+    return head + "".join("| " + " | ".join(map(str, r)) + " |\n" for r in frame.values)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bofire_bark.benchmarks.bo_rerun")
+    parser.add_argument("what", choices=["run", "table"])
+    parser.add_argument("--benchmarks", nargs="+", default=list(STUDY_BENCHMARKS))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=40)
+    args = parser.parse_args(argv)
+    if args.what == "run":
+        run(args.benchmarks, range(args.seeds), args.iterations)
+    text = table()
+    (NEW_OUT / "comparison.md").parent.mkdir(parents=True, exist_ok=True)
+    (NEW_OUT / "comparison.md").write_text(text)
+    from bofire_bark.benchmarks.plots import embed
+
+    embed(DEFAULT_OUT.parents[1] / "README.md", "bo-rerun", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
