@@ -38,6 +38,8 @@ TOL = 1e-7
 # (grid_bound); measured with acquisition_proof.
 N_DUAL = 1
 USE_ROWS = False
+# A dive (depth-first to a decided box, for a better feasible point) every this many boxes.
+DIVE_EVERY = 25
 # Boxes bounded at once (the two children of a branching, on two cores).
 THREADS = 2
 # Bins (of consecutive grid cells) per ordered feature in the Lagrangian relaxation, and
@@ -833,10 +835,33 @@ def _may_hold(grid: Grid, cons: Constraints, child) -> bool:
     return not cons or cons.may_be_feasible(*grid.intervals(c_lo, c_hi))
 
 
+def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
+          max_depth: int = 200):
+    """Depth-first from a box into its child of higher bound until every tree is decided,
+    then a feasible point of that last box: (point, value) or (None, -inf). Under
+    constraints the random start is often far from the best feasible cell; this finds
+    feasible points where the bound says the value is."""
+    for _ in range(max_depth):
+        if split < 0:
+            x, _empty = box_point(grid, cons, *box, rng)
+            return (x, grid.value(x)) if x is not None else (None, -math.inf)
+        best = None
+        for child in grid.branch(*box, split):
+            if not _may_hold(grid, cons, child):
+                continue
+            c_ub, _c_und, c_split = grid.bound(*child)
+            if c_ub > best_v and (best is None or c_ub > best[0]):
+                best = (c_ub, child, c_split)
+        if best is None:
+            return None, -math.inf
+        _, box, split = best
+    return None, -math.inf
+
+
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
-           threads: int = THREADS) -> SearchResult:
+           threads: int = THREADS, dive_every: int = DIVE_EVERY) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
     subgradient steps on the categorical multipliers at the root.
 
@@ -851,14 +876,14 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     pool = ThreadPoolExecutor(1) if threads > 1 else None
     try:
         return _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool,
-                       mip_gap, abs_gap)
+                       mip_gap, abs_gap, dive_every)
     finally:
         if pool is not None:
             pool.shutdown()
 
 
 def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_gap,
-            abs_gap) -> SearchResult:
+            abs_gap, dive_every) -> SearchResult:
     grid.fit_multipliers(best_v, n_lagrange)
     lo, hi, cat = grid.root()
     ub, n_und, split = grid.bound(lo, hi, cat)
@@ -903,13 +928,17 @@ def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_
             if c_ub > best_v:
                 heapq.heappush(heap, (-c_ub, counter, c_und, c_split, *child))
                 counter += 1
-        # a cheap primal step: the centre of the box just split
+        # cheap primal steps: the centre of the box just split, and now and then a dive
         if nodes % 4 == 1:
             x = centre(grid, lo, hi, cat)
             if not cons or cons.satisfied(x):
                 v = grid.value(x)
                 if v > best_v:
                     best_x, best_v = x, v
+        if dive_every and nodes % dive_every == 1:
+            x, v = _dive(grid, cons, (lo, hi, cat), split, best_v, rng)
+            if x is not None and v > best_v:
+                best_x, best_v = x, v
     else:
         open_bound = max(unresolved, default=-math.inf)
         status = "infeasible" if best_x is None and not unresolved else (
