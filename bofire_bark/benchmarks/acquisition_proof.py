@@ -215,7 +215,8 @@ def summary(out: Path = OUT) -> str:
         excess = r["ref_ucb"] - r["ucb"]
         unsound = int((r["ref_ucb"] > r["bound"] + 1e-9 * np.maximum(1, r["bound"].abs())).sum())
         worse = int((excess > 0.01 * r["ucb"].abs()).sum())
-        lines += [f"reference (20x budget) on {len(r)}: beat the default's bound {unsound} times;"
+        lines += ["", f"reference (20x budget) on {len(r)}: beat the default's bound {unsound} "
+                  "times;"
                   f" beat the default's UCB by more than 1 % {worse} times "
                   f"({100 * worse / max(len(r), 1):.1f} %); max excess {excess.max():.3g} sd"]
     by = d.assign(group=d["case"].str.split(":").str[1]).groupby("group").agg(
