@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bofire_bark.engine.checks import check_space, check_X, check_y
 from bofire_bark.engine.forest import empty_forest, grow_capacity, n_words
 from bofire_bark.engine.predict import SampleSystems, predict_samples
 from bofire_bark.engine.priors import noise_prior_scale, sample_prior_forest
@@ -47,6 +48,8 @@ class Posterior:
 
     def predict_each(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-sample mean and latent variance (S, n), standardized units."""
+        Xnew = check_X(Xnew, (self.kinds, self.lower, self.upper, self.n_values), "Xnew",
+                       allow_empty=True)
         return predict_samples(self.samples, self.kinds, self.X, self.y, Xnew)
 
     def systems(self, X_pending: np.ndarray | None = None) -> SampleSystems:
@@ -104,8 +107,9 @@ def fit_posterior(
     ``progress`` is called with 1 after each chain's burn-in and after each kept sample.
     """
     settings = settings or MCMCSettings()
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    ys, y_mean, y_std = standardize(y)
+    space = check_space(space)
+    X = check_X(X, space)
+    ys, y_mean, y_std = standardize(check_y(y, len(X)))
     if chains is None:
         chains = [Chain(space, settings, st) for st in seed_states(seed, n_chains)]
     for chain in chains:
@@ -125,7 +129,9 @@ def sample_prior(
 ) -> Posterior:
     """Forests and noise drawn from the prior, no MCMC (the paper's BARKPrior ablation)."""
     settings = settings or MCMCSettings()
-    kinds, lower, upper, n_values = (np.ascontiguousarray(a) for a in space)
+    kinds, lower, upper, n_values = space = check_space(space)
+    X = check_X(X, space)
+    y = check_y(y, len(X))
     d = len(kinds)
     w = n_words(n_values)
     state = seed_states(seed, 1)[0]

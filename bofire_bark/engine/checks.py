@@ -1,0 +1,93 @@
+"""Checks at the engine's entry points: nothing reaches a numba kernel unchecked.
+
+Kernels index arrays without bounds checks, so a short ``y``, a category code out of range or
+a NaN would read out of bounds or fit nonsense silently. Every public entry point
+(``fit_posterior``, ``sample_prior``, ``Posterior.predict`` / ``predict_each``) passes its
+arrays through these functions, which raise ``ValueError`` naming the argument and what was
+expected, and return C-contiguous copies of the right dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bofire_bark.engine.forest import CATEGORICAL, CONTINUOUS, DISCRETE
+
+
+def check_space(space) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(kinds, lower, upper, n_values)``, each (D,), as the kernels expect them."""
+    try:
+        kinds, lower, upper, n_values = space
+    except (TypeError, ValueError) as err:
+        raise ValueError("space must be the 4 arrays (kinds, lower, upper, n_values) of "
+                         "SplitSpace.engine_arrays()") from err
+    arrays = []
+    for name, a, dtype in (("kinds", kinds, np.int64), ("lower", lower, np.float64),
+                           ("upper", upper, np.float64), ("n_values", n_values, np.int64)):
+        a = np.asarray(a)
+        if a.ndim != 1 or len(a) == 0:
+            raise ValueError(f"space {name} must be a non-empty 1-D array, got shape {a.shape}")
+        arrays.append(np.ascontiguousarray(a, dtype=dtype))
+    kinds, lower, upper, n_values = arrays
+    d = len(kinds)
+    if any(len(a) != d for a in arrays):
+        raise ValueError("space arrays kinds, lower, upper, n_values must have one length, got "
+                         f"{[len(a) for a in arrays]}")
+    if not np.isin(kinds, (CONTINUOUS, DISCRETE, CATEGORICAL)).all():
+        raise ValueError(f"space kinds must be 0 (continuous), 1 (discrete) or 2 (categorical), "
+                         f"got {sorted(set(kinds.tolist()))}")
+    cont = kinds == CONTINUOUS
+    if not (np.isfinite(lower[cont]).all() and np.isfinite(upper[cont]).all()
+            and (lower[cont] <= upper[cont]).all()):
+        raise ValueError("space lower and upper must be finite with lower <= upper for "
+                         "continuous features")
+    if (n_values[~cont] < 1).any():
+        raise ValueError("space n_values must be >= 1 for discrete and categorical features")
+    return kinds, lower, upper, n_values
+
+
+def check_X(X, space, name: str = "X", allow_empty: bool = False) -> np.ndarray:
+    """Encoded inputs (N, D), finite, discrete indices and category codes whole numbers in
+    0 .. n_values - 1; N >= 1 unless ``allow_empty`` (prediction at no points is no error)."""
+    kinds, _, _, n_values = space
+    try:
+        X = np.array(X, dtype=np.float64, order="C")
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a numeric array of shape (N, {len(kinds)})") from err
+    if X.ndim != 2 or X.shape[1] != len(kinds):
+        raise ValueError(f"{name} must have shape (N, {len(kinds)}) (one column per feature of "
+                         f"the space), got {X.shape}")
+    if X.shape[0] == 0 and not allow_empty:
+        raise ValueError(f"{name} has no rows")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(f"{name} has a NaN or infinite value (row {i}, column {j})")
+    coded = kinds != CONTINUOUS
+    if coded.any():
+        Z = X[:, coded]
+        top = n_values[coded][None, :]
+        wrong = (Z != np.round(Z)) | (Z < 0) | (Z >= top)
+        if wrong.any():
+            i, c = np.argwhere(wrong)[0]
+            j = int(np.flatnonzero(coded)[c])
+            what = "category code" if kinds[j] == CATEGORICAL else "discrete value index"
+            raise ValueError(f"{name}[{i}, {j}] = {float(X[i, j])!r} is not a valid {what}: "
+                             f"expected a whole number in 0 .. {int(n_values[j]) - 1}")
+    return X
+
+
+def check_y(y, n: int) -> np.ndarray:
+    """Outputs (N,) matching the N rows of X, finite (a constant y is fine)."""
+    try:
+        y = np.array(y, dtype=np.float64, order="C")
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"y must be a numeric array of shape ({n},)") from err
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0].copy()
+    if y.ndim != 1 or len(y) != n:
+        raise ValueError(f"y must have shape ({n},) (one value per row of X), got {y.shape}")
+    if not np.isfinite(y).all():
+        row = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"y has a NaN or infinite value (row {row})")
+    return y
