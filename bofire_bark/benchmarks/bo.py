@@ -73,7 +73,7 @@ class Unsupported(Exception):
 
 @dataclass
 class BOConfig:
-    """Settings of one study; ``tag`` names the output folder's runs subfolder."""
+    """Settings of one study; ``runs`` names the output folder's runs subfolder."""
 
     n_iterations: int = 40
     time_limit: float = 10.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bofire_bark.engine.checks import check_space, check_X, check_y
-from bofire_bark.engine.forest import empty_forest, grow_capacity, n_words
+from bofire_bark.engine.forest import empty_forest, n_words
 from bofire_bark.engine.predict import SampleSystems, predict_samples
 from bofire_bark.engine.priors import noise_prior_scale, sample_prior_forest
 from bofire_bark.engine.rng import seed_states
@@ -160,4 +160,4 @@ def sample_prior(
                      np.ascontiguousarray(X, dtype=np.float64), ys, y_mean, y_std)
 
 
-__all__ = ["Posterior", "fit_posterior", "sample_prior", "standardize", "grow_capacity"]
+__all__ = ["Posterior", "fit_posterior", "sample_prior", "standardize"]

@@ -8,7 +8,6 @@ GIL) and collects thinned samples.
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -376,8 +375,4 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def log_split_prob_table(alpha: float, beta: float, max_depth: int = 64) -> np.ndarray:
-    return np.array([alpha * (1.0 + d) ** -beta for d in range(max_depth)])
-
-
-__all__ = ["Chain", "MCMCSettings", "run_chains", "stack_samples", "math"]
+__all__ = ["Chain", "MCMCSettings", "run_chains", "stack_samples"]
