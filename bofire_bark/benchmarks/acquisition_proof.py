@@ -55,7 +55,7 @@ def _row_default(case, seed: int, time_limit: float | None = None) -> dict:
 
 def _row_reference(case, seed: int, time_limit: float) -> dict:
     from bofire_bark.optimize import optimize_acquisition
-    from bofire_bark.optimize.optimizer import DEFAULT_TIME_LIMIT
+    from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
     t0 = time.perf_counter()
     r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign,
@@ -88,9 +88,10 @@ def lever_rows(case, time_limit: float) -> list[dict]:
     """Each lever alone and combined, from the same starting point, ``time_limit`` seconds."""
     from bofire_bark.optimize import bnb
     from bofire_bark.optimize.constraints import feasible
+    from bofire_bark.optimize.defaults import DEFAULT_KAPPA
     from bofire_bark.optimize.incumbent import find_incumbent
     from bofire_bark.optimize.model import with_tangent_cuts
-    from bofire_bark.optimize.optimizer import DEFAULT_KAPPA, build_problem
+    from bofire_bark.optimize.optimizer import build_problem
     from bofire_bark.optimize.solvers import solve
 
     kappa = DEFAULT_KAPPA

@@ -26,7 +26,7 @@ NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 
 def run(benchmarks, seeds, iterations: int) -> None:
     from bofire_bark.benchmarks.bo import check_settings, run_study
-    from bofire_bark.optimize.optimizer import DEFAULT_TIME_LIMIT
+    from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
     cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=NEW_OUT)
     check_settings(cfg)

@@ -19,9 +19,14 @@ from pydantic import Field, field_validator
 from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 
 # What the MIP can express is declared next to it, in a module free of Pyomo.
+from bofire_bark.optimize.defaults import (
+    DEFAULT_ABS_GAP,
+    DEFAULT_KAPPA,
+    DEFAULT_MIP_GAP,
+    DEFAULT_TIME_LIMIT,
+    SOLVERS,
+)
 from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS, TRANSLATABLE_FUNCTIONS
-
-SOLVERS = ("auto", "bnb", "scip", "gurobi", "highs")
 
 
 class BARKStrategy(PredictiveStrategy):
@@ -34,19 +39,20 @@ class BARKStrategy(PredictiveStrategy):
 
     type: Literal["BARKStrategy"] = "BARKStrategy"
     surrogate_specs: BARKSettings = Field(default_factory=BARKSettings)
-    kappa: Annotated[float, Field(ge=0.0, description="UCB exploration weight.")] = 1.96
-    solver: Annotated[Literal["auto", "bnb", "scip", "gurobi", "highs"], Field(
+    kappa: Annotated[float, Field(ge=0.0, description="UCB exploration weight.")] = (
+        DEFAULT_KAPPA)
+    solver: Annotated[Literal[SOLVERS], Field(
         description="'auto': the grid branch-and-bound ('bnb'), or the MIP (SCIP, Gurobi with a "
         "full licence) when a nonlinear equality constraint needs it.")] = "auto"
     time_limit: Annotated[float, Field(
         gt=0.0, description="Seconds of search per candidate after the starting point; the "
-        "search stops earlier once the gap is proven.")] = 2.5
+        "search stops earlier once the gap is proven.")] = DEFAULT_TIME_LIMIT
     mip_gap: Annotated[float, Field(
         ge=0.0, lt=1.0, description="Relative gap (bound - value) / |value| at which the "
-        "search stops.")] = 0.1
+        "search stops.")] = DEFAULT_MIP_GAP
     abs_gap: Annotated[float, Field(
         ge=0.0, description="Absolute gap, in standard deviations of the output, at which the "
-        "search also stops (meaningful when the UCB is near zero).")] = 0.01
+        "search also stops (meaningful when the UCB is near zero).")] = DEFAULT_ABS_GAP
     n_start_points: Annotated[
         int, Field(ge=1, description="Random feasible points scored for the incumbent.")
     ] = 2000

@@ -42,6 +42,12 @@ from bofire_bark.optimize.constraints import (
     feasible,
     input_box,
 )
+from bofire_bark.optimize.defaults import (
+    DEFAULT_ABS_GAP,
+    DEFAULT_KAPPA,
+    DEFAULT_MIP_GAP,
+    DEFAULT_TIME_LIMIT,
+)
 from bofire_bark.optimize.domain_constraints import NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import build_ensemble
 from bofire_bark.optimize.incumbent import find_incumbent
@@ -50,10 +56,6 @@ from bofire_bark.optimize.solvers import resolve_solver, scip_worker, solve
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_KAPPA = 1.96
-DEFAULT_TIME_LIMIT = 2.5
-DEFAULT_MIP_GAP = 0.1
-DEFAULT_ABS_GAP = 0.01
 # Tolerance for a decoded candidate to count as fulfilling the domain (BoFire's ask uses 1e-5).
 FEASIBILITY_TOL = 1e-5
 

@@ -30,11 +30,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyomo.environ as pyo
 
+from bofire_bark.optimize.defaults import MIP_SOLVERS
 from bofire_bark.optimize.model import AcquisitionProblem, build_model, set_start
 
 logger = logging.getLogger(__name__)
 
-SOLVERS = ("auto", "scip", "gurobi", "highs")
+SOLVERS = ("auto", *MIP_SOLVERS)  # what resolve_solver takes ("bnb" never reaches it)
 INSTALL = {
     "scip": "pip install pyscipopt",
     "gurobi": "pip install gurobipy, with a full Gurobi licence (the pip licence is "
