@@ -173,3 +173,11 @@ def test_unparseable_nonlinear_expression_named():
                                                    features=["x_0", "x_1"])
     with pytest.raises(ValidationError, match="floor"):
         BARKStrategy(domain=domain(constraints=[untranslatable]))
+
+
+def test_one_list_of_translatable_functions():
+    """The names the spec accepts are exactly those the MIP translates."""
+    from bofire_bark.optimize.domain_constraints import FUNCTIONS
+    from bofire_bark.optimize.supported import TRANSLATABLE_FUNCTIONS
+
+    assert set(FUNCTIONS) == set(TRANSLATABLE_FUNCTIONS)

@@ -26,7 +26,7 @@ from bofire_bark.optimize.defaults import (
     DEFAULT_TIME_LIMIT,
     SOLVERS,
 )
-from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS, TRANSLATABLE_FUNCTIONS
+from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS
 
 
 class BARKStrategy(PredictiveStrategy):
@@ -86,31 +86,15 @@ class BARKStrategy(PredictiveStrategy):
     @field_validator("domain")
     @classmethod
     def validate_expressions(cls, domain: Domain) -> Domain:
-        """Nonlinear expressions must parse into functions of the inputs (checked here, once)."""
-        import sympy
+        """Nonlinear expressions must parse into functions of the inputs the optimizer can
+        express: checked here with the optimizer's own parser."""
+        from bofire_bark.optimize.expressions import parse_expression
 
-        keys = set(domain.inputs.get_keys())
+        keys = domain.inputs.get_keys()
         for i, c in enumerate(domain.constraints.get()):
             if isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
-                if not isinstance(c.expression, str):
-                    raise ValueError(
-                        f"constraint {i} ({type(c).__name__}): BARK needs the expression as a "
-                        "string so it can enter the MIP; a Python callable cannot")
                 try:
-                    expr = sympy.sympify(c.expression, locals={k: sympy.Symbol(k) for k in keys})
-                except (sympy.SympifyError, SyntaxError, TypeError) as err:
-                    raise ValueError(
-                        f"constraint {i} ({type(c).__name__}): cannot parse expression "
-                        f"'{c.expression}': {err}") from err
-                unknown = {str(s) for s in expr.free_symbols} - keys
-                functions = {type(f).__name__.lower() for f in expr.atoms(sympy.Function)}
-                if functions - TRANSLATABLE_FUNCTIONS:
-                    raise ValueError(
-                        f"constraint {i} ({type(c).__name__}): expression '{c.expression}' uses "
-                        f"{sorted(functions - TRANSLATABLE_FUNCTIONS)}, which the MIP cannot "
-                        f"express; available: {sorted(TRANSLATABLE_FUNCTIONS)}, +, -, *, /, **")
-                if unknown:
-                    raise ValueError(
-                        f"constraint {i} ({type(c).__name__}): expression '{c.expression}' uses "
-                        f"{sorted(unknown)}, which are not inputs of the domain")
+                    parse_expression(c, keys)
+                except ValueError as err:
+                    raise ValueError(f"constraint {i}: {err}") from err
         return domain

@@ -23,13 +23,9 @@ from bofire.data_models.constraints.api import (
 from bofire.data_models.domain.api import Domain
 from bofire.data_models.features.api import ContinuousInput
 
-from bofire_bark.optimize.domain_constraints import (
-    FUNCTIONS,
-    LinearSpec,
-    NChooseKSpec,
-    NonlinearSpec,
-)
+from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, InputBox
+from bofire_bark.optimize.expressions import describe, parse_expression
 from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS
 from bofire_bark.space import SplitSpace
 
@@ -38,11 +34,6 @@ MARGIN = 1e-6
 # Smallest active value of an NChooseK feature with lower bound 0, relative to its upper bound
 # (at least 1e-5, above BoFire's zero tolerance of 1e-6).
 ACTIVE_FRACTION = 1e-4
-
-
-def _describe(constraint) -> str:
-    features = getattr(constraint, "features", None)
-    return f"{type(constraint).__name__} on {list(features) if features else '?'}"
 
 
 def check_domain_supported(domain: Domain) -> None:
@@ -55,66 +46,10 @@ def check_domain_supported(domain: Domain) -> None:
         if type(c) not in SUPPORTED_CONSTRAINTS:
             names = ", ".join(t.__name__ for t in SUPPORTED_CONSTRAINTS)
             raise ValueError(
-                f"BARK's acquisition optimizer cannot express the constraint {_describe(c)} "
+                f"BARK's acquisition optimizer cannot express the constraint {describe(c)} "
                 f"(type {type(c).__name__}); supported constraint types: {names}.")
         if isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
             parse_expression(c, keys)
-
-
-def parse_expression(constraint, keys: list[str]) -> tuple:
-    """Expression tree (see ``NonlinearSpec``) of a nonlinear constraint's string, over the
-    features' column indices in ``keys``.
-
-    Raises:
-        ValueError: naming the constraint when the expression is not a string sympy can parse
-            or uses a function or symbol the MIP cannot express.
-    """
-    import sympy
-
-    expression = constraint.expression
-    name = _describe(constraint)
-    if not isinstance(expression, str):
-        raise ValueError(
-            f"The constraint {name} has a callable expression; BARK's acquisition optimizer "
-            "needs the expression as a string.")
-    symbols = {key: sympy.Symbol(key) for key in keys}
-    try:
-        parsed = sympy.parse_expr(expression, local_dict=symbols, evaluate=True)
-    except Exception as err:  # sympy raises many types (SyntaxError, TokenError, ...)
-        raise ValueError(
-            f"The constraint {name} has an expression sympy cannot parse: {expression!r} "
-            f"({err}).") from err
-    index = {key: j for j, key in enumerate(keys)}
-    return _tree(parsed, index, name, expression)
-
-
-def _tree(e, index: dict[str, int], name: str, expression: str) -> tuple:
-    import sympy
-
-    if e.is_Number or isinstance(e, sympy.NumberSymbol):
-        value = complex(e)
-        if value.imag != 0:
-            raise ValueError(f"The constraint {name} has a complex constant in {expression!r}.")
-        return ("const", value.real)
-    if e.is_Symbol:
-        if e.name not in index:
-            raise ValueError(
-                f"The constraint {name} uses {e.name!r}, which is not an input feature, in "
-                f"{expression!r}.")
-        return ("var", index[e.name])
-    args = [_tree(a, index, name, expression) for a in e.args]
-    if e.is_Add:
-        return ("add", *args)
-    if e.is_Mul:
-        return ("mul", *args)
-    if e.is_Pow:
-        return ("pow", *args)
-    fname = "abs" if isinstance(e, sympy.Abs) else type(e).__name__
-    if isinstance(e, sympy.Function) and fname in FUNCTIONS and len(args) == 1:
-        return ("func", fname, args[0])
-    raise ValueError(
-        f"The constraint {name} uses {fname!r}, which BARK's acquisition optimizer cannot "
-        f"translate, in {expression!r}; supported functions: {sorted(FUNCTIONS)}.")
 
 
 def constraint_specs(domain: Domain, space: SplitSpace) -> tuple:
@@ -124,7 +59,7 @@ def constraint_specs(domain: Domain, space: SplitSpace) -> tuple:
     index = {key: j for j, key in enumerate(keys)}
     specs = []
     for c in domain.constraints.constraints:
-        name = _describe(c)
+        name = describe(c)
         if isinstance(c, (LinearEqualityConstraint, LinearInequalityConstraint)):
             specs.append(LinearSpec(name, tuple(index[f] for f in c.features),
                                     tuple(float(a) for a in c.coefficients), float(c.rhs),
