@@ -7,24 +7,12 @@ from typing import Annotated, Literal
 from bofire.data_models.base import BaseModel
 from bofire.data_models.features.api import (
     AnyOutput,
-    CategoricalDescriptorInput,
-    CategoricalInput,
-    ContinuousDescriptorInput,
-    ContinuousInput,
     ContinuousOutput,
-    DiscreteInput,
 )
 from bofire.data_models.surrogates.surrogate import Surrogate
 from pydantic import Field, field_validator, model_validator
 
-# Exact input types BARK splits on; subclasses such as molecular inputs are refused.
-SUPPORTED_INPUTS: tuple[type, ...] = (
-    ContinuousInput,
-    ContinuousDescriptorInput,
-    DiscreteInput,
-    CategoricalInput,
-    CategoricalDescriptorInput,
-)
+from bofire_bark.space.split_space import SUPPORTED_INPUTS
 
 
 class BARKSettings(BaseModel):

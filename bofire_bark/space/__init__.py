@@ -4,6 +4,7 @@ from bofire_bark.space.split_space import (
     CATEGORICAL,
     CONTINUOUS,
     DISCRETE,
+    SUPPORTED_INPUTS,
     SplitSpace,
     UnsupportedFeatureError,
 )
@@ -12,6 +13,7 @@ __all__ = [
     "CATEGORICAL",
     "CONTINUOUS",
     "DISCRETE",
+    "SUPPORTED_INPUTS",
     "SplitSpace",
     "UnsupportedFeatureError",
 ]

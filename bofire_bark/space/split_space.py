@@ -27,18 +27,18 @@ import numpy as np
 import pandas as pd
 from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import (
+    CategoricalDescriptorInput,
     CategoricalInput,
-    CategoricalMolecularInput,
+    ContinuousDescriptorInput,
     ContinuousInput,
-    ContinuousMolecularInput,
     DiscreteInput,
-    TaskInput,
 )
 
 __all__ = [
     "CATEGORICAL",
     "CONTINUOUS",
     "DISCRETE",
+    "SUPPORTED_INPUTS",
     "SplitSpace",
     "UnsupportedFeatureError",
 ]
@@ -54,12 +54,14 @@ _KIND_NAMES = {CONTINUOUS: "continuous", DISCRETE: "discrete", CATEGORICAL: "cat
 _DISCRETE_RTOL = 1e-9
 _DISCRETE_ATOL = 1e-12
 
-# These are subclasses of supported classes, so they must be refused before the isinstance
-# checks for the supported classes run.
-_REFUSED_TYPES: tuple[type, ...] = (
-    TaskInput,
-    CategoricalMolecularInput,
-    ContinuousMolecularInput,
+# Exact input types BARK splits on (one list: the data models import it). Exact types, since
+# molecular and task inputs subclass supported classes and must be refused.
+SUPPORTED_INPUTS: tuple[type, ...] = (
+    ContinuousInput,
+    ContinuousDescriptorInput,
+    DiscreteInput,
+    CategoricalInput,
+    CategoricalDescriptorInput,
 )
 
 # How many offending entries an error message lists before it stops.
@@ -198,7 +200,7 @@ class SplitSpace:
         allowed: list[np.ndarray | None] = []
         for key in keys:
             feature = inputs.get_by_key(key)
-            if isinstance(feature, _REFUSED_TYPES):
+            if type(feature) not in SUPPORTED_INPUTS:
                 raise UnsupportedFeatureError(key, type(feature).__name__)
             if isinstance(feature, ContinuousInput):
                 kinds.append(CONTINUOUS)
