@@ -41,6 +41,8 @@ from bofire.data_models.features.api import (
 )
 from bofire.data_models.objectives.api import MinimizeObjective
 
+from bofire_bark.kinds import CATEGORICAL
+
 __all__ = [
     "BENCHMARKS",
     "DiscreteAckley",
@@ -184,7 +186,7 @@ class TreeFunction(Benchmark):
         n_cat = self._space.n_values
         onehot = {}
         for j in range(len(keys)):
-            if kinds[j] == 2:
+            if kinds[j] == CATEGORICAL:
                 onehot[j] = [model.addVar(vtype="B") for _ in range(n_cat[j])]
                 model.addCons(quicksum(onehot[j]) == 1)
         objective = []
@@ -200,7 +202,7 @@ class TreeFunction(Benchmark):
                     for cond in path:
                         model.addCons(z <= cond)
                     return
-                if kinds[j] == 2:
+                if kinds[j] == CATEGORICAL:
                     mask = f["mask"][t, node]
                     left = quicksum(onehot[j][c] for c in range(n_cat[j])
                                     if (int(mask[c >> 6]) >> (c & 63)) & 1)
@@ -217,7 +219,7 @@ class TreeFunction(Benchmark):
             raise RuntimeError(f"tree-function MIP: {model.getStatus()}")
         row = {}
         for j, key in enumerate(keys):
-            if kinds[j] == 2:
+            if kinds[j] == CATEGORICAL:
                 c = int(np.argmax([model.getVal(v) for v in onehot[j]]))
                 row[key] = self._space.categories[j][c]
                 continue

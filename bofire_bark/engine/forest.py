@@ -22,11 +22,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bofire_bark.kinds import CATEGORICAL, CONTINUOUS, DISCRETE  # noqa: F401 (re-exported)
+
 LEAF = -1
 FREE = -2
-CONTINUOUS = 0
-DISCRETE = 1
-CATEGORICAL = 2
 
 
 def n_words(n_values: np.ndarray) -> int:

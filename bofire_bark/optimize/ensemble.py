@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-CONTINUOUS, DISCRETE, CATEGORICAL = 0, 1, 2
+from bofire_bark.kinds import CATEGORICAL, CONTINUOUS, DISCRETE  # noqa: F401 (re-exported)
+
 _LEAF, _FREE = -1, -2
 
 

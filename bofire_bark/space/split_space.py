@@ -34,6 +34,8 @@ from bofire.data_models.features.api import (
     DiscreteInput,
 )
 
+from bofire_bark.kinds import CATEGORICAL, CONTINUOUS, DISCRETE  # noqa: F401 (re-exported)
+
 __all__ = [
     "CATEGORICAL",
     "CONTINUOUS",
@@ -43,9 +45,6 @@ __all__ = [
     "UnsupportedFeatureError",
 ]
 
-CONTINUOUS: int = 0
-DISCRETE: int = 1
-CATEGORICAL: int = 2
 
 _KIND_NAMES = {CONTINUOUS: "continuous", DISCRETE: "discrete", CATEGORICAL: "categorical"}
 
