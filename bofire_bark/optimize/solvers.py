@@ -414,9 +414,29 @@ def _run_contrib(m, name, time_limit, mip_gap) -> SolveOutcome:
 _HEADER = struct.Struct("<Q")
 
 
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this worker when its parent dies (a killed BO process once left its
+    worker solving at full CPU until the time limit). Only requested when the parent forked
+    from its main thread, since the signal follows the forking thread."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's close() still ends us
+        return
+    if os.getppid() != parent:  # the parent died before the request
+        os._exit(1)
+
+
 def child_main(args: list[str]) -> None:
-    """Entry of the worker: solve jobs from stdin until it closes."""
+    """Entry of the worker: solve jobs from stdin until it closes. ``args``: the parent's pid
+    when the worker should die with it."""
     import pickle
+
+    if args:
+        _die_with_parent(int(args[0]))
 
     # imports every job needs, done while the parent prepares the first one
     import pyomo.contrib.solver.solvers.scip.scip_direct  # noqa: F401
@@ -455,8 +475,12 @@ class ScipWorker:
         self._dir = tempfile.mkdtemp(prefix="bark_scip_")
         self._stderr = open(os.path.join(self._dir, "stderr.txt"), "wb")  # noqa: SIM115
         self._jobs = 0
-        self.proc = subprocess.Popen([sys.executable, child_script()], stdin=subprocess.PIPE,
-                                     stdout=subprocess.DEVNULL, stderr=self._stderr)
+        # the worker dies with this process when forked from the main thread (see child_main)
+        args = [str(os.getpid())] if threading.current_thread() is threading.main_thread() \
+            else []
+        self.proc = subprocess.Popen([sys.executable, child_script(), *args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     stderr=self._stderr)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

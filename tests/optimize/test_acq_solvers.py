@@ -161,3 +161,49 @@ def test_the_adapter_names_a_missing_pyomo_internal(name):
     args = (None,) if name == "solver_model" else ()
     with pytest.raises(RuntimeError, match=r"ScipDirect has no '_\w+': update _PyomoScipAdapter"):
         getattr(adapter, name)(*args)
+
+
+def test_worker_dies_with_its_parent(tmp_path):
+    """A killed parent (a BO process) must not leave its SCIP worker running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "parent.py"
+    # a holder keeps the worker's input open after the parent dies, as a worker busy in a solve
+    # would not read it: only the death of the parent can end the worker then
+    script.write_text(
+        "import subprocess, time\n"
+        "from bofire_bark.optimize.solvers import scip_worker\n"
+        "w = scip_worker()\n"
+        "h = subprocess.Popen(['sleep', '60'], pass_fds=[w.proc.stdin.fileno()])\n"
+        "print(w.proc.pid, h.pid, flush=True)\n"
+        "time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    holder = None
+    try:
+        child, holder = map(int, parent.stdout.readline().split())
+        os.kill(child, 0)  # the worker runs
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            # reap it if it became our zombie: it is gone either way
+            time.sleep(0.1)
+        else:
+            os.kill(child, signal.SIGKILL)
+            raise AssertionError("the SCIP worker outlived its parent by 10 s")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        if holder is not None:
+            try:
+                os.kill(holder, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
