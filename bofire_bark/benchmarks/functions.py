@@ -104,28 +104,15 @@ class TreeFunction(Benchmark):
         self._draw(seed, n_trees, alpha, beta)
 
     def _draw(self, seed: int, m: int, alpha: float, beta: float) -> None:
-        from bofire_bark.engine.forest import empty_forest, n_words
-        from bofire_bark.engine.priors import sample_prior_forest
+        from bofire_bark.engine.priors import draw_prior_forest
         from bofire_bark.engine.rng import seed_states
         from bofire_bark.space import SplitSpace
 
         self._space = SplitSpace.from_inputs(self.domain.inputs)
         kinds, lower, upper, n_values = self._space.engine_arrays()
-        d = len(kinds)
-        w = n_words(n_values)
-        state = seed_states(seed, 1)[0]
-        cap = 64
-        while True:
-            forest = empty_forest(m, cap, w)
-            trial = state.copy()
-            status = sample_prior_forest(
-                trial, forest["feat"], forest["thr"], forest["mask"], forest["left"],
-                forest["right"], forest["parent"], forest["depth"], kinds, lower, upper,
-                n_values, alpha, beta, np.empty(d), np.empty(d),
-                np.zeros((d, w), dtype=np.uint64), np.zeros(w, dtype=np.uint64))
-            if status == 0:
-                break
-            cap *= 2  # same draw again with more node capacity
+        # capacity 64 to start: the leaf values below are drawn per node slot
+        forest = draw_prior_forest(seed_states(seed, 1)[0], kinds, lower, upper, n_values, m,
+                                   alpha, beta, capacity=64)
         self._forest = forest
         self._kinds = kinds
         # leaf values: one N(0, 1/m) per node slot (only leaves are ever read)

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bofire_bark.engine.checks import check_space, check_X, check_y
-from bofire_bark.engine.forest import empty_forest, n_words
 from bofire_bark.engine.predict import SampleSystems, predict_samples
-from bofire_bark.engine.priors import noise_prior_scale, sample_prior_forest
+from bofire_bark.engine.priors import draw_prior_forest, noise_prior_scale
 from bofire_bark.engine.rng import seed_states
 from bofire_bark.engine.sampler import Chain, MCMCSettings, run_chains, stack_samples
 
@@ -132,27 +131,14 @@ def sample_prior(
     kinds, lower, upper, n_values = space = check_space(space)
     X = check_X(X, space)
     y = check_y(y, len(X))
-    d = len(kinds)
-    w = n_words(n_values)
     state = seed_states(seed, 1)[0]
     shape = settings.noise_nu / 2.0
     scale = noise_prior_scale(settings.noise_nu, settings.noise_q)
     gen = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
     drawn = []
     for _ in range(n_samples):
-        cap = 32
-        while True:
-            f = empty_forest(settings.n_trees, cap, w)
-            saved = state.copy()
-            status = sample_prior_forest(
-                state, f["feat"], f["thr"], f["mask"], f["left"], f["right"], f["parent"],
-                f["depth"], kinds, lower, upper, n_values, settings.alpha, settings.beta,
-                np.empty(d), np.empty(d), np.zeros((d, w), dtype=np.uint64),
-                np.zeros(w, dtype=np.uint64))
-            if status == 0:
-                break
-            state[:] = saved  # redo the same draw with room to spare
-            cap *= 2
+        f = draw_prior_forest(state, kinds, lower, upper, n_values, settings.n_trees,
+                              settings.alpha, settings.beta)
         sigma2 = scale / gen.gamma(shape)
         drawn.append((f, sigma2))
     ys, y_mean, y_std = standardize(y)

@@ -144,3 +144,31 @@ def noise_prior_scale(nu: float, q: float) -> float:
 def log_noise_prior(sigma2, shape, scale):
     """Log density of InvGamma(shape, scale) at sigma2, up to a constant."""
     return -(shape + 1.0) * math.log(sigma2) - scale / sigma2
+
+
+def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
+                      upper: np.ndarray, n_values: np.ndarray, m: int, alpha: float,
+                      beta: float, capacity: int = 32) -> dict[str, np.ndarray]:
+    """One forest of ``m`` trees from the tree prior, advancing the chain state ``state``.
+
+    Node capacity starts at ``capacity`` and doubles until the draw fits; a draw that ran out
+    of room is redone from the same state, so the forest does not depend on the capacity
+    (its arrays' width does).
+    """
+    from bofire_bark.engine.forest import empty_forest, n_words
+
+    d = len(kinds)
+    w = n_words(n_values)
+    while True:
+        forest = empty_forest(m, capacity, w)
+        saved = state.copy()
+        status = sample_prior_forest(
+            state, forest["feat"], forest["thr"], forest["mask"], forest["left"],
+            forest["right"], forest["parent"], forest["depth"], kinds, lower, upper, n_values,
+            alpha, beta, np.empty(d), np.empty(d), np.zeros((d, w), dtype=np.uint64),
+            np.zeros(w, dtype=np.uint64))
+        if status == 0:
+            return forest
+        state[:] = saved
+        capacity *= 2
+
