@@ -227,3 +227,20 @@ def split_leaf(feat, thr, mask, left, right, parent, depth, kinds, t, node, j, t
         depth[t, c] = depth[t, node] + 1
         left[t, c] = -1
         right[t, c] = -1
+
+
+@njit(cache=True, nogil=True)
+def assign_columns(feat, lcol, owner):
+    """Number the leaves of all trees 0..P-1 into lcol (m, C) and owner (Pcap, 2); returns P."""
+    m, cap = feat.shape
+    P = 0
+    for t in range(m):
+        for k in range(cap):
+            if feat[t, k] == LEAF:
+                lcol[t, k] = P
+                owner[P, 0] = t
+                owner[P, 1] = k
+                P += 1
+            else:
+                lcol[t, k] = -1
+    return P

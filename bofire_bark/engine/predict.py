@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from bofire_bark.engine.blas import single_threaded_blas
-from bofire_bark.engine.forest import LEAF, route
+from bofire_bark.engine.forest import assign_columns, route
 
 
 @njit(cache=True, nogil=True)
@@ -36,12 +36,7 @@ def leaf_system(feat, thr, mask, left, right, kinds, X, y, sigma2):
     """
     m, cap = feat.shape
     lcol = np.full((m, cap), -1, dtype=np.int64)
-    P = 0
-    for t in range(m):
-        for k in range(cap):
-            if feat[t, k] == LEAF:
-                lcol[t, k] = P
-                P += 1
+    P = assign_columns(feat, lcol, np.empty((m * cap, 2), dtype=np.int64))
     G = np.zeros((P, P))
     b = np.zeros(P)
     cols = np.empty(m, dtype=np.int64)

@@ -17,7 +17,7 @@ from numba import njit
 from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import (
     FOREST_KEYS,
-    LEAF,
+    assign_columns,
     empty_forest,
     grow_capacity,
     n_free,
@@ -73,23 +73,6 @@ def shared_leaf_counts(leaf_of):
                     A[i, k] += 1.0
                     A[k, i] += 1.0
     return A
-
-
-@njit(cache=True, nogil=True)
-def assign_columns(feat, lcol, owner):
-    """Number the leaves of all trees 0..P-1 into lcol (m, C) and owner (Pcap, 2); returns P."""
-    m, cap = feat.shape
-    P = 0
-    for t in range(m):
-        for k in range(cap):
-            if feat[t, k] == LEAF:
-                lcol[t, k] = P
-                owner[P, 0] = t
-                owner[P, 1] = k
-                P += 1
-            else:
-                lcol[t, k] = -1
-    return P
 
 
 @njit(cache=True, nogil=True)
