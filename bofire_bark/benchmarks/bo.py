@@ -37,7 +37,11 @@ Runs are independent jobs dispatched with ``joblib.Parallel(n_jobs=...)`` (defau
 same code scales out with ``joblib.parallel_backend("dask")`` or ``("ray")``.
 
     python -m bofire_bark.benchmarks bo [--small] [--benchmarks ...] [--methods ...]
-        [--seeds 5] [--iterations 40] [--time-limit 10] [--n-jobs 1]
+        [--seeds 5] [--iterations 40] [--time-limit 10] [--n-jobs 1] [--runs runs]
+        [--solver scip]
+
+``results/bo/runs`` was made with these defaults (the SCIP MIP, 10 s) and
+``results/bo/runs_tl30`` with ``--time-limit 30 --runs runs_tl30``.
 """
 
 from __future__ import annotations
@@ -83,6 +87,9 @@ class BOConfig:
     thinning: int = 100
     burn_in: int = 1000
     n_start_points: int = 2000
+    # BARK's acquisition search: the committed study (results/bo/runs) ran the SCIP MIP, so
+    # that is the study's default; bo_rerun runs the grid branch-and-bound ("auto")
+    solver: str = "scip"
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
 
@@ -159,7 +166,8 @@ def strategy_spec(method: str, domain, seed: int, cfg: BOConfig):
                                     n_samples=cfg.n_samples, thinning=cfg.thinning,
                                     burn_in=cfg.burn_in)
             return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings,
-                                time_limit=cfg.time_limit, n_start_points=cfg.n_start_points)
+                                time_limit=cfg.time_limit, n_start_points=cfg.n_start_points,
+                                solver=cfg.solver)
         if method == "Sobo":
             return SoboStrategy(domain=domain, seed=seed, acquisition_optimizer=BotorchOptimizer(
                 prefer_exhaustive_search_for_purely_categorical_domains=False))
@@ -361,6 +369,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds per MIP solve (BARK and Entmoot)")
     parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--runs", default="runs",
+                        help="runs subfolder of --out-dir (runs_tl30 holds the 30 s study)")
+    parser.add_argument("--solver", default="scip",
+                        help="BARK's acquisition search (scip: as in results/bo/runs; auto: "
+                        "the grid branch-and-bound, see bo_rerun)")
 
 
 def config_from_args(args) -> tuple[BOConfig, list[str], list[int]]:
@@ -370,7 +383,7 @@ def config_from_args(args) -> tuple[BOConfig, list[str], list[int]]:
         seeds = list(range(args.first_seed, args.first_seed + min(args.seeds, 2)))
         return cfg, benches, seeds
     cfg = BOConfig(n_iterations=args.iterations, time_limit=args.time_limit,
-                   out_dir=args.out_dir)
+                   out_dir=args.out_dir, runs=args.runs, solver=args.solver)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     return cfg, list(args.benchmarks or STUDY_BENCHMARKS), seeds
 
@@ -384,6 +397,7 @@ def check_settings(cfg: BOConfig) -> dict:
     path = Path(cfg.out_dir) / cfg.runs / "settings.json"
     if path.exists():
         saved = json.loads(path.read_text())
+        saved.setdefault("solver", "scip")  # folders written before the field: the SCIP MIP
         if saved != settings:
             differ = sorted(k for k in settings if saved.get(k) != settings[k])
             raise SystemExit(

@@ -28,7 +28,8 @@ def run(benchmarks, seeds, iterations: int) -> None:
     from bofire_bark.benchmarks.bo import check_settings, run_study
     from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
-    cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=NEW_OUT)
+    cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=NEW_OUT,
+                   solver="auto")
     check_settings(cfg)
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg)
 

@@ -8,7 +8,8 @@ per instance, the start's UCB, the solver's UCB, the relative improvement, the f
 the seconds. It answers whether the solver's time buys a better candidate or only a bound.
 
     python -m bofire_bark.benchmarks.mip_vs_start [--time-limit 30] [--iterations 5 20 35]
-        [--runs results/bo/runs_tl30] [--benchmarks ...] [--seed 0]
+        [--runs results/bo/runs_tl30] [--benchmarks ...] [--seed 0] [--solver scip]
+        [--out results/bo/mip_vs_start.txt]
 """
 
 from __future__ import annotations
@@ -64,10 +65,13 @@ def main(argv=None) -> None:
     parser.add_argument("--runs", type=Path, default=DEFAULT_OUT / "runs_tl30")
     parser.add_argument("--benchmarks", nargs="+", default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--solver", default="scip", help="the search to compare with the start")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT / "mip_vs_start.txt",
+                        help="file the table is written to")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.getLogger("pyomo").setLevel(logging.ERROR)
-    cfg = BOConfig(time_limit=args.time_limit)
+    cfg = BOConfig(time_limit=args.time_limit, solver=args.solver)  # scip: as published
     rows = []
     for bench, path in instances(args.runs, args.benchmarks, args.seed):
         rows += measure(bench, path, args.iterations, cfg, args.seed)
@@ -75,11 +79,13 @@ def main(argv=None) -> None:
         raise SystemExit(f"no BARK runs of seed {args.seed} under {args.runs}")
     table = pd.DataFrame(rows)
     better = beat_start(table["ucb"], table["start_ucb"])
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    print(f"\nthe solver improved on its start in {int(better.sum())} of {len(table)} instances "
-          f"(time limit {args.time_limit:g} s); median gap {np.nanmedian(table['gap']):.3g}, "
-          f"median start {table['start_s'].median():.2f} s, median solve "
-          f"{table['solve_s'].median():.1f} s")
+    text = (table.to_string(index=False, float_format=lambda x: f"{x:.4g}")
+            + f"\n\nthe solver improved on its start in {int(better.sum())} of {len(table)} "
+            f"instances (time limit {args.time_limit:g} s); median gap "
+            f"{np.nanmedian(table['gap']):.3g}, median start {table['start_s'].median():.2f} s, "
+            f"median solve {table['solve_s'].median():.1f} s\n")
+    Path(args.out).write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
