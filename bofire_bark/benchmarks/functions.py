@@ -298,7 +298,8 @@ class DiscreteRosenbrock(Benchmark):
     costs (1 - 0)^2 and every i_{k+1} - i_k^2 term vanishes; any 5 or 10 costs at least
     (1 - 5)^2 plus a coupling term far larger), and the continuous block then minimizes
     ``sum_k<4 [100 (x_{k+1} - x_k^2)^2 + (1 - x_k)^2] + 100 x4^4 + (1 - x4)^2``; the
-    minimum below (about 6.2375) was found with many local solves (the tests check it).
+    minimum below (about 6.2375) is ``discrete_rosenbrock_optimum()`` (many local solves; a
+    test reruns it with fewer).
     """
 
     n_continuous = 4
@@ -474,8 +475,8 @@ class MixedConstrained(Benchmark):
     C (0.4, 0.4, 0.6, -0.1). A's unconstrained optimum violates the nonlinear constraint,
     and the best point of A on its boundary (with x3 = 0; y about -0.1220) is still the
     global optimum (B: 0.0452, C: -0.0600), so a method must both choose the right category
-    and respect the constraint. The optimum below comes from
-    many SLSQP solves per catalyst (the tests check it).
+    and respect the constraint. The optimum below is ``mixed_constrained_optimum()`` (many
+    SLSQP solves per catalyst; a test reruns it with fewer).
     """
 
     params = {"A": (0.7, 0.2, 0.9, -0.3), "B": (0.2, 0.5, 0.3, 0.0), "C": (0.4, 0.4, 0.6, -0.1)}
@@ -517,6 +518,55 @@ class MixedConstrained(Benchmark):
         o = self._OPT
         y = self.value(o["x1"], o["x2"], o["x3"], o["t"], [o["catalyst"]])
         return pd.DataFrame([{**o, "y": float(y[0])}])
+
+
+# --------------------------------------------------------------------------------------------
+# Where the typed-in optima come from (tests rerun these at reduced effort)
+# --------------------------------------------------------------------------------------------
+
+
+def discrete_rosenbrock_optimum(n_starts: int = 200, seed: int = 0) -> tuple[np.ndarray, float]:
+    """``DiscreteRosenbrock._OPT_X`` and its value: the best of ``n_starts`` L-BFGS-B solves
+    of the continuous block with every integer at 0 (the best integer chain, see the class)."""
+    from scipy.optimize import minimize
+
+    n_int = DiscreteRosenbrock.n_discrete
+
+    def f(x):
+        return float(rosenbrock(np.r_[x, np.zeros(n_int)][None])[0])
+
+    rng = np.random.default_rng(seed)
+    best = None
+    for _ in range(n_starts):
+        r = minimize(f, rng.uniform(-5, 10, DiscreteRosenbrock.n_continuous), method="L-BFGS-B",
+                     bounds=[(-5.0, 10.0)] * DiscreteRosenbrock.n_continuous,
+                     options={"ftol": 1e-15, "gtol": 1e-10})
+        if best is None or r.fun < best.fun:
+            best = r
+    return best.x, float(best.fun)
+
+
+def mixed_constrained_optimum(n_starts: int = 50, seed: int = 0) -> tuple[dict, float]:
+    """``MixedConstrained._OPT`` and its value: the best of ``n_starts`` SLSQP solves per
+    catalyst over (x1, x2, t), x3 = 1 - x1 - x2, under both constraints."""
+    from scipy.optimize import minimize
+
+    cons = [{"type": "ineq", "fun": lambda v: 0.35 - v[0] * v[2]},
+            {"type": "ineq", "fun": lambda v: 1.0 - v[0] - v[1]}]
+    rng = np.random.default_rng(seed)
+    best = (None, np.inf)
+    for cat in MixedConstrained.params:
+        def g(v, cat=cat):
+            return float(MixedConstrained.value(v[0], v[1], 1 - v[0] - v[1], v[2], [cat])[0])
+
+        for _ in range(n_starts):
+            r = minimize(g, rng.uniform(0, 0.5, 3), method="SLSQP", bounds=[(0, 1)] * 3,
+                         constraints=cons, options={"ftol": 1e-14, "maxiter": 500})
+            if r.success and r.fun < best[1]:
+                x1, x2, t = r.x
+                best = ({"x1": x1, "x2": x2, "x3": max(0.0, 1 - x1 - x2), "t": t,
+                         "catalyst": cat}, float(r.fun))
+    return best
 
 
 # --------------------------------------------------------------------------------------------

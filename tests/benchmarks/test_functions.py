@@ -178,3 +178,22 @@ def test_tree_function_minimum_from_the_mip_is_not_beaten(cls):
         else:
             moved[key] = rng.uniform(0, 1, 5)
         assert bench.f(moved)["y"].min() >= y_opt - 1e-9
+
+
+def test_typed_optima_are_what_their_functions_compute():
+    """The constants in functions.py are regenerable: the functions that found them (at a
+    fraction of their default effort) land on them again."""
+    from bofire_bark.benchmarks.functions import (
+        discrete_rosenbrock_optimum,
+        mixed_constrained_optimum,
+    )
+
+    x, y = discrete_rosenbrock_optimum(n_starts=20)
+    np.testing.assert_allclose(x, DiscreteRosenbrock._OPT_X, atol=1e-6)
+    assert y == pytest.approx(DiscreteRosenbrock().get_optima()["y"].iloc[0], abs=1e-9)
+    opt, y = mixed_constrained_optimum(n_starts=10)
+    typed = MixedConstrained._OPT
+    assert opt["catalyst"] == typed["catalyst"]
+    for key in ("x1", "x2", "x3", "t"):
+        assert opt[key] == pytest.approx(typed[key], abs=1e-6)
+    assert y == pytest.approx(MixedConstrained().get_optima()["y"].iloc[0], abs=1e-9)
