@@ -1,11 +1,16 @@
 """BARK, a fully Bayesian tree kernel, as a BoFire strategy plugin.
 
 Importing the package registers ``BARKSurrogate`` and ``BARKStrategy`` with BoFire, so
-``bofire.strategies.api.map(spec)`` and BoFire's JSON unions accept them.
+``bofire.strategies.api.map(spec)`` and BoFire's JSON unions accept them. The SCIP worker
+process sets ``BOFIRE_BARK_NO_REGISTRATION`` in its environment: it needs only the optimizer's
+modules, not BoFire's strategies (torch, seconds to import).
 """
 
-from bofire_bark._register import register
+import os
 
 __version__ = "0.1.0"
 
-register()
+if not os.environ.get("BOFIRE_BARK_NO_REGISTRATION"):
+    from bofire_bark._register import register
+
+    register()

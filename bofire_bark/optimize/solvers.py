@@ -406,11 +406,11 @@ def _run_contrib(m, name, time_limit, mip_gap) -> SolveOutcome:
 
 
 # ---- the SCIP worker process ------------------------------------------------------------------
-# A plain subprocess (``python .../optimize/_scip_child.py``) rather than multiprocessing: spawn
-# and forkserver re-import the caller's main module, which breaks scripts without a
-# ``__main__`` guard. The worker stays up between solves (the strategy solves once per
-# candidate) and is replaced when it dies; jobs arrive on its stdin as length-prefixed pickles
-# and outcomes go to a file per job.
+# A plain subprocess (``python -m bofire_bark.optimize._scip_child``) rather than
+# multiprocessing: spawn and forkserver re-import the caller's main module, which breaks
+# scripts without a ``__main__`` guard. The worker stays up between solves (the strategy solves
+# once per candidate) and is replaced when it dies; jobs arrive on its stdin as
+# length-prefixed pickles and outcomes go to a file per job.
 
 _HEADER = struct.Struct("<Q")
 
@@ -462,9 +462,9 @@ def child_main(args: list[str]) -> None:
         os.replace(result + ".tmp", result)
 
 
-def child_script() -> str:
-    """Path of the script the SCIP worker runs."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scip_child.py")
+def child_command() -> list[str]:
+    """The command that starts a SCIP worker (tests swap in a crashing one)."""
+    return [sys.executable, "-m", "bofire_bark.optimize._scip_child"]
 
 
 class ScipWorker:
@@ -479,9 +479,10 @@ class ScipWorker:
         # the worker dies with this process when forked from the main thread (see child_main)
         args = [str(os.getpid())] if threading.current_thread() is threading.main_thread() \
             else []
-        self.proc = subprocess.Popen([sys.executable, child_script(), *args],
+        env = {**os.environ, "BOFIRE_BARK_NO_REGISTRATION": "1"}
+        self.proc = subprocess.Popen([*child_command(), *args],
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                     stderr=self._stderr)
+                                     stderr=self._stderr, env=env)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -3,6 +3,8 @@ objective."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from acq_helpers import fit
@@ -68,7 +70,7 @@ def test_a_crashing_solver_process_falls_back_to_the_incumbent(continuous3, tmp_
             "sys.stdin.buffer.read(n)\n") if when != "at start" else ""
     script.write_text(read + "import os\nos.abort()\n")
     solvers_module.shutdown_worker()
-    monkeypatch.setattr(solvers_module, "child_script", lambda: str(script))
+    monkeypatch.setattr(solvers_module, "child_command", lambda: [sys.executable, str(script)])
     try:
         res = optimize_acquisition(post, domain, space, solver="scip", isolate=True)
     finally:
