@@ -41,8 +41,6 @@ from bofire.data_models.features.api import (
 )
 from bofire.data_models.objectives.api import MinimizeObjective
 
-from bofire_bark.kinds import CATEGORICAL
-
 __all__ = [
     "BENCHMARKS",
     "DiscreteAckley",
@@ -144,83 +142,46 @@ class TreeFunction(Benchmark):
         return _result(candidates, self.evaluate_encoded(self._space.encode(candidates)))
 
     def get_optima(self) -> pd.DataFrame:
-        """The exact global minimum, from a small MIP solved with SCIP (cached).
-
-        One binary per leaf with one leaf per tree; a binary ``[x_j <= t]`` per distinct
-        threshold of each continuous feature (ordered: ``[x_j <= t] <= [x_j <= t']`` for
-        t < t'); a one-hot binary per category of each categorical feature. A leaf may be
-        chosen only if every split on its path agrees with those binaries, so the chosen
-        leaves are exactly the ones a point reaches and the objective is f at that point.
-        """
+        """The exact global minimum (cached), proven by the acquisition's own grid
+        branch-and-bound: the forest's leaf values are the mean of a one-sample "posterior"
+        and the UCB weight is 0, so the search minimizes exactly this function."""
         if getattr(self, "_optimum", None) is None:
             self._optimum = self._solve_minimum()
         return self._optimum.copy()
 
     def _solve_minimum(self) -> pd.DataFrame:
-        from pyscipopt import Model, quicksum
+        import types
 
-        f, kinds = self._forest, self._kinds
-        keys = self._space.keys
-        model = Model()
-        model.hideOutput()
-        thresholds = {j: sorted({float(f["thr"][t, k]) for t, k in zip(*np.nonzero(
-            f["feat"] == j), strict=True)}) for j in range(len(keys)) if kinds[j] == 0}
-        below = {(j, th): model.addVar(vtype="B") for j, ths in thresholds.items()
-                 for th in ths}
-        for j, ths in thresholds.items():
-            for a, b in zip(ths[:-1], ths[1:], strict=True):
-                model.addCons(below[j, a] <= below[j, b])
-        n_cat = self._space.n_values
-        onehot = {}
-        for j in range(len(keys)):
-            if kinds[j] == CATEGORICAL:
-                onehot[j] = [model.addVar(vtype="B") for _ in range(n_cat[j])]
-                model.addCons(quicksum(onehot[j]) == 1)
-        objective = []
-        for t in range(f["feat"].shape[0]):
-            leaves = []
+        from bofire_bark.engine.forest import assign_columns
+        from bofire_bark.optimize import bnb
+        from bofire_bark.optimize.constraints import active_delta, input_box
+        from bofire_bark.optimize.ensemble import build_ensemble
+        from bofire_bark.optimize.model import AcquisitionProblem
 
-            def visit(node, path, t=t, leaves=leaves):
-                j = f["feat"][t, node]
-                if j < 0:
-                    z = model.addVar(vtype="B")
-                    leaves.append(z)
-                    objective.append(self._leaf_values[t, node] * z)
-                    for cond in path:
-                        model.addCons(z <= cond)
-                    return
-                if kinds[j] == CATEGORICAL:
-                    mask = f["mask"][t, node]
-                    left = quicksum(onehot[j][c] for c in range(n_cat[j])
-                                    if (int(mask[c >> 6]) >> (c & 63)) & 1)
-                else:
-                    left = below[j, float(f["thr"][t, node])]
-                visit(f["left"][t, node], [*path, left])
-                visit(f["right"][t, node], [*path, 1 - left])
-
-            visit(0, [])
-            model.addCons(quicksum(leaves) == 1)
-        model.setObjective(quicksum(objective), "minimize")
-        model.optimize()
-        if model.getStatus() != "optimal":
-            raise RuntimeError(f"tree-function MIP: {model.getStatus()}")
-        row = {}
-        for j, key in enumerate(keys):
-            if kinds[j] == CATEGORICAL:
-                c = int(np.argmax([model.getVal(v) for v in onehot[j]]))
-                row[key] = self._space.categories[j][c]
-                continue
-            lo, hi = float(self._space.lower[j]), float(self._space.upper[j])
-            for th in thresholds.get(j, []):  # x_j in (largest t with [x<=t]=0, smallest =1]
-                if model.getVal(below[j, th]) > 0.5:
-                    hi = min(hi, th)
-                else:
-                    lo = max(lo, th)
-            row[key] = hi if lo >= hi else 0.5 * (lo + hi)
-        point = pd.DataFrame([row])
-        row["y"] = float(self.evaluate_encoded(self._space.encode(point))[0])
-        if abs(row["y"] - model.getObjVal()) > 1e-6:
-            raise RuntimeError("tree-function MIP and evaluation disagree")
+        f = self._forest
+        samples = {k: f[k][None] for k in ("feat", "thr", "mask", "left", "right")}
+        samples["sigma2"] = np.array([1.0])
+        box = input_box(self.domain, self._space)
+        m, cap = f["feat"].shape
+        lcol = np.full((m, cap), -1, dtype=np.int64)
+        n_leaves = assign_columns(f["feat"], lcol, np.empty((m * cap, 2), dtype=np.int64))
+        beta = np.zeros(n_leaves)
+        beta[lcol[lcol >= 0]] = self._leaf_values[lcol >= 0]
+        systems = types.SimpleNamespace(systems=[(lcol, np.zeros((n_leaves, n_leaves)), beta)])
+        posterior = types.SimpleNamespace(samples=samples, kinds=self._kinds,
+                                          X=np.zeros((0, len(self._kinds))))
+        problem = AcquisitionProblem(box, build_ensemble(samples, box), (), 0.0, -1.0, (),
+                                     active_delta(box))
+        grid = bnb.Grid(bnb.grid_model(problem, systems, posterior), box)
+        res = bnb.search(grid, bnb.Constraints((), box, problem.delta), None, -np.inf, 600.0,
+                         0.0, 0.0)
+        if res.status != "optimal":
+            raise RuntimeError(f"tree-function minimum: search ended '{res.status}'")
+        point = self._space.decode(res.x[None])
+        row = point.iloc[0].to_dict()
+        row["y"] = float(self.evaluate_encoded(res.x[None])[0])
+        if abs(row["y"] + res.value) > 1e-9:
+            raise RuntimeError("tree-function search and evaluation disagree")
         return pd.DataFrame([row])
 
 
