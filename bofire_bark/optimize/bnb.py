@@ -40,6 +40,9 @@ N_DUAL = 1
 USE_ROWS = False
 # A dive (depth-first to a decided box, for a better feasible point) every this many boxes.
 DIVE_EVERY = 25
+# Under constraints, the share of the remaining time spent diving for better points once the
+# gap is proven (the proof stands; only the candidate can improve).
+POLISH = 0.5
 # Boxes bounded at once (the two children of a branching, on two cores).
 THREADS = 2
 # Bins (of consecutive grid cells) per ordered feature in the Lagrangian relaxation, and
@@ -861,7 +864,8 @@ def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
-           threads: int = THREADS, dive_every: int = DIVE_EVERY) -> SearchResult:
+           threads: int = THREADS, dive_every: int = DIVE_EVERY,
+           polish: float = POLISH) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
     subgradient steps on the categorical multipliers at the root.
 
@@ -876,14 +880,14 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     pool = ThreadPoolExecutor(1) if threads > 1 else None
     try:
         return _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool,
-                       mip_gap, abs_gap, dive_every)
+                       mip_gap, abs_gap, dive_every, polish)
     finally:
         if pool is not None:
             pool.shutdown()
 
 
 def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_gap,
-            abs_gap, dive_every) -> SearchResult:
+            abs_gap, dive_every, polish) -> SearchResult:
     grid.fit_multipliers(best_v, n_lagrange)
     lo, hi, cat = grid.root()
     ub, n_und, split = grid.bound(lo, hi, cat)
@@ -945,6 +949,18 @@ def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_
             "optimal" if done(open_bound) else "time_limit")
     if not heap:
         open_bound = max(unresolved, default=-math.inf)
+    elif cons and status in ("gap", "optimal") and polish > 0:
+        # under constraints the first point within the gap is often not the best one: dive
+        # from the open boxes of highest bound for a share of the time left (the bound stands)
+        until = time.perf_counter() + polish * max(0.0, stop_at - time.perf_counter())
+        for entry in heapq.nsmallest(64, heap):
+            if time.perf_counter() > until:
+                break
+            if -entry[0] <= best_v:
+                break
+            x, v = _dive(grid, cons, entry[4:7], entry[3], best_v, rng)
+            if x is not None and v > best_v:
+                best_x, best_v = x, v
     bound = max(open_bound, best_v)
     return SearchResult(best_x, best_v, bound, status, nodes, len(unresolved),
                         time.perf_counter() - t0)
