@@ -27,7 +27,7 @@ import numpy as np
 import pyomo.environ as pyo
 from scipy.linalg import solve_triangular
 
-from bofire_bark.optimize.ensemble import TreeEnsemble
+from bofire_bark.optimize.ensemble import TreeEnsemble, distinct_samples
 
 Terms = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """Sparse rows over leaf variables: (row, tree u, leaf position p, coefficient)."""
@@ -85,22 +85,12 @@ def sample_gps(ens: TreeEnsemble, samples: dict[str, np.ndarray], systems, X: np
         leaf_of_points: (S, m, N) engine leaf node of every row of X in every tree.
         form: "auto" (fewest nonzeros), "N" or "leaf".
     """
-    S, m = ens.tree_of.shape
+    m = ens.tree_of.shape[1]
     n = X.shape[0]
-    gps = []
-    seen: dict[bytes, int] = {}
-    weights: list[float] = []
-    for s in range(S):
-        key = b"".join(np.ascontiguousarray(samples[k][s]).tobytes()
-                       for k in ("feat", "thr", "mask", "left", "right", "sigma2"))
-        if key in seen:
-            weights[seen[key]] += 1.0
-            continue
-        seen[key] = len(gps)
-        weights.append(1.0)
-        gps.append(_one_sample(ens, s, m, n, float(samples["sigma2"][s]), systems[s],
-                               leaf_of_points[s], form))
-    return tuple(SampleGP(w, *gp[1:]) for w, gp in zip(weights, gps, strict=True))
+    keep, weights = distinct_samples(samples)
+    return tuple(SampleGP(w, *_one_sample(ens, s, m, n, float(samples["sigma2"][s]), systems[s],
+                                          leaf_of_points[s], form)[1:])
+                 for s, w in zip(keep, weights, strict=True))
 
 
 def _one_sample(ens, s, m, n, sigma2, system, leaf_of, form):

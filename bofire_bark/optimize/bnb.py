@@ -28,7 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec, NonlinearSpec
-from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, DISCRETE, InputBox
+from bofire_bark.optimize.ensemble import (
+    CATEGORICAL,
+    CONTINUOUS,
+    DISCRETE,
+    InputBox,
+    distinct_samples,
+)
 from bofire_bark.optimize.grid_bound import box_bound
 
 # Feasibility tolerance of the specs check (BoFire's is_fulfilled uses 1e-6; the final
@@ -162,19 +168,8 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
             right.append(base + node[3])
             leaf.append(-1)
         n_leaves += tree.n_leaves
-    # samples: merge identical ones (same trees and noise give the same GP)
-    S, m = ens.tree_of.shape
-    seen: dict[bytes, int] = {}
-    keep, weights = [], []
-    for s in range(S):
-        lcol, Ginv, beta = systems.systems[s]
-        key = ens.tree_of[s].tobytes() + np.float64(sigma2[s]).tobytes() + beta.tobytes()
-        if key in seen:
-            weights[seen[key]] += 1.0
-            continue
-        seen[key] = len(keep)
-        keep.append(s)
-        weights.append(1.0)
+    m = ens.tree_of.shape[1]
+    keep, weights = distinct_samples(posterior.samples)
     s_tree_u = ens.tree_of[keep].astype(np.int64)
     s_base = np.zeros((len(keep), m), dtype=np.int64)
     s_off = [0]

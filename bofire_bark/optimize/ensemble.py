@@ -239,3 +239,22 @@ def build_ensemble(samples: dict[str, np.ndarray], box: InputBox) -> TreeEnsembl
                 used[split.feature].add(split.threshold)
     thresholds = tuple(np.array(sorted(u), dtype=np.float64) for u in used)
     return TreeEnsemble(tuple(trees), tree_of, tuple(leaf_nodes), thresholds)
+
+
+def distinct_samples(samples: dict[str, np.ndarray]) -> tuple[list[int], list[float]]:
+    """The first of each group of identical posterior samples (same forest and noise, so the
+    same GP) and how many samples each stands for: (indices, weights)."""
+    seen: dict[bytes, int] = {}
+    keep: list[int] = []
+    weights: list[float] = []
+    for s in range(len(samples["sigma2"])):
+        key = b"".join(np.ascontiguousarray(samples[k][s]).tobytes()
+                       for k in ("feat", "thr", "mask", "left", "right", "sigma2"))
+        if key in seen:
+            weights[seen[key]] += 1.0
+            continue
+        seen[key] = len(keep)
+        keep.append(s)
+        weights.append(1.0)
+    return keep, weights
+

@@ -148,8 +148,6 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
     """The plain MIP data and the engine's leaf systems: (problem, systems).
 
     ``gps=False`` skips the per-sample cone data, which only the MIP needs."""
-    from bofire_bark.engine.forest import route_all
-
     check_domain_supported(domain)
     specs = constraint_specs(domain, space)
     box = input_box(domain, space)
@@ -160,6 +158,18 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
     systems = posterior.systems(pending)
     samples = posterior.samples
     ens = build_ensemble(samples, box)
+    gp_data = _sample_gps(posterior, ens, systems, pending, form) if gps else ()
+    problem = AcquisitionProblem(box, ens, gp_data, float(kappa), float(sign), specs,
+                                 active_delta(box))
+    return problem, systems
+
+
+def _sample_gps(posterior, ens, systems, pending, form):
+    """The MIP's per-sample cone data (routes the training and pending points; the grid
+    search routes its own)."""
+    from bofire_bark.engine.forest import route_all
+
+    samples = posterior.samples
     Xa = posterior.X if pending is None else np.concatenate((posterior.X, pending))
     Xa = np.ascontiguousarray(Xa, dtype=np.float64)
     S, m = samples["feat"].shape[:2]
@@ -167,10 +177,7 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
     for s in range(S):
         route_all(samples["feat"][s], samples["thr"][s], samples["mask"][s], samples["left"][s],
                   samples["right"][s], posterior.kinds, Xa, leaf_of[s])
-    gp_data = sample_gps(ens, samples, systems.systems, Xa, leaf_of, form) if gps else ()
-    problem = AcquisitionProblem(box, ens, gp_data, float(kappa), float(sign), specs,
-                                 active_delta(box))
-    return problem, systems
+    return sample_gps(ens, samples, systems.systems, Xa, leaf_of, form)
 
 
 def optimize_acquisition(
