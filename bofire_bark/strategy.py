@@ -6,35 +6,51 @@ import logging
 
 import numpy as np
 import pandas as pd
-from bofire.data_models.objectives.api import MaximizeObjective
+from bofire.data_models.domain.api import Outputs
+from bofire.data_models.features.api import ContinuousOutput
+from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective
 from bofire.strategies.predictives.predictive import PredictiveStrategy
 
 from bofire_bark.data_models.strategy import BARKStrategy as DataModel
 from bofire_bark.data_models.surrogate import BARKSurrogate as SurrogateDataModel
+from bofire_bark.optimize.outputs import objective_outputs
+from bofire_bark.optimize.supported import GOAL_OBJECTIVES
 from bofire_bark.surrogate import BARKSurrogate, _bar
 
 logger = logging.getLogger(__name__)
 
 
-def surrogate_data_model(data_model: DataModel) -> SurrogateDataModel:
-    """The surrogate's data model: the strategy's settings on the domain's inputs and output.
+def surrogate_data_model(data_model: DataModel, output=None,
+                         index: int = 0) -> SurrogateDataModel:
+    """The surrogate's data model for one output: the strategy's settings on the domain's
+    inputs.
 
-    The strategy's seed seeds the chains unless the surrogate settings carry their own.
+    ``output`` defaults to the first output with an objective. The strategy's seed seeds the
+    chains unless the surrogate settings carry their own; the ``index``-th modelled output
+    (from 0) gets a seed derived from it, so outputs' chains differ and runs replay.
     """
     settings = data_model.surrogate_specs.model_dump(exclude={"type"})
     if settings.get("seed") is None:
         settings["seed"] = data_model.seed
+    if settings["seed"] is not None and index > 0:
+        settings["seed"] = int(np.random.SeedSequence([settings["seed"], index])
+                               .generate_state(1)[0])
+    if output is None:
+        output = objective_outputs(data_model.domain)[0]
     return SurrogateDataModel(inputs=data_model.domain.inputs,
-                              outputs=data_model.domain.outputs, **settings)
+                              outputs=Outputs(features=[output]), **settings)
 
 
 class BARKStrategy(PredictiveStrategy):
     """Bayesian optimization with BARK (Boyne et al., ICML 2025).
 
-    ``tell`` fits BARK's posterior (continuing the chains after the first fit); ``ask(n)``
-    maximizes the integrated UCB over all posterior samples with a MIP, n times, each time
-    conditioning every sample's GP on the points already chosen (and on BoFire's pending
-    candidates) so the batch spreads out.
+    ``tell`` fits BARK's posterior of every output with an objective (continuing the chains
+    after the first fit; each output on its own valid measurements); ``ask(n)`` maximizes the
+    integrated UCB over all posterior samples globally, n times, each time conditioning every
+    sample's GP on the points already chosen (and on BoFire's pending candidates) so the batch
+    spreads out. With several objectives or output limits the acquisition combines the
+    outputs' integrated UCBs (``bofire_bark.optimize.outputs``), with fresh Chebyshev weights
+    for every candidate.
     """
 
     def __init__(self, data_model: DataModel, **kwargs):
@@ -45,13 +61,24 @@ class BARKStrategy(PredictiveStrategy):
         self.mip_gap = data_model.mip_gap
         self.abs_gap = data_model.abs_gap
         self.n_start_points = data_model.n_start_points
+        self.scalarization = data_model.scalarization
         self.progress_bar = data_model.progress_bar
-        self.surrogate = BARKSurrogate(surrogate_data_model(data_model))
-        self.surrogate.progress_bar = self.progress_bar
+        # every output is modelled (BoFire's candidates carry predictions of all of them);
+        # the acquisition uses those with an objective
+        self.surrogates = {
+            f.key: BARKSurrogate(surrogate_data_model(data_model, f, k))
+            for k, f in enumerate(self.domain.outputs.get())}
+        modelled = objective_outputs(self.domain)
+        for surrogate in self.surrogates.values():
+            surrogate.progress_bar = self.progress_bar
+        goal = next(f for f in modelled if type(f.objective) in GOAL_OBJECTIVES)
+        # the first goal's surrogate: the model of a single-objective strategy
+        self.surrogate = self.surrogates[goal.key]
         self.space = self.surrogate.space
-        output = self.domain.outputs.get_by_objective()[0]
-        self.output_key = output.key
-        self.sign = 1.0 if isinstance(output.objective, MaximizeObjective) else -1.0
+        self.output_key = goal.key
+        self.sign = 1.0 if isinstance(goal.objective, MaximizeObjective) else -1.0
+        self.single = len(modelled) == 1 and type(goal.objective) in (
+            MaximizeObjective, MinimizeObjective)
         self.last_results: list = []
 
     @property
@@ -59,21 +86,33 @@ class BARKStrategy(PredictiveStrategy):
         return {}  # BARK splits raw inputs; categories stay strings
 
     def has_sufficient_experiments(self) -> bool:
+        """Two valid measurements of every output (each output's own rows)."""
         if self.experiments is None:
             return False
-        valid = self.domain.outputs.preprocess_experiments_all_valid_outputs(self.experiments)
-        return len(valid) >= 2
+        return all(
+            len(self.domain.outputs.preprocess_experiments_one_valid_output(
+                key, self.experiments)) >= 2 for key in self.surrogates)
 
     def _fit(self, experiments: pd.DataFrame) -> None:
-        self.surrogate.fit(experiments)
+        # each surrogate keeps the rows where its own output is valid
+        for surrogate in self.surrogates.values():
+            surrogate.fit(experiments)
 
     def _predict(self, transformed: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        return self.surrogate._predict(transformed[self.domain.inputs.get_keys()])
+        """(n, outputs) means and sds in the order of BoFire's prediction columns."""
+        X = transformed[self.domain.inputs.get_keys()]
+        keys = self.domain.outputs.get_keys(ContinuousOutput)
+        preds = np.empty((len(X), len(keys)))
+        sds = np.empty((len(X), len(keys)))
+        for i, key in enumerate(keys):
+            mean, sd = self.surrogates[key]._predict(X)
+            preds[:, i], sds[:, i] = mean.ravel(), sd.ravel()
+        return preds, sds
 
     def _ask(self, candidate_count: int | None = None) -> pd.DataFrame:
         n = candidate_count or 1
         posterior = self.surrogate.posterior
-        if posterior is None:
+        if any(sur.posterior is None for sur in self.surrogates.values()):
             raise RuntimeError("BARKStrategy has no fitted model: tell it experiments first")
         pending = []
         if self.candidates is not None and len(self.candidates):
@@ -102,15 +141,39 @@ class BARKStrategy(PredictiveStrategy):
 
     def _solve(self, posterior, pending: list[np.ndarray]):
         from bofire_bark.optimize import optimize_acquisition
+        from bofire_bark.optimize.optimizer import optimize_outputs
 
         # a fresh seed from BoFire's seed stream for every solve: successive asks differ,
         # yet a strategy built with the same seed replays the same run
-        return optimize_acquisition(
-            posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
-            pending=np.vstack(pending) if pending else None, solver=self.solver,
-            time_limit=self.time_limit, mip_gap=self.mip_gap, abs_gap=self.abs_gap,
-            n_random=self.n_start_points,
-            seed=self._get_seed())
+        seed = self._get_seed()
+        pending = np.vstack(pending) if pending else None
+        if self.single:
+            return optimize_acquisition(
+                posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
+                pending=pending, solver=self.solver, time_limit=self.time_limit,
+                mip_gap=self.mip_gap, abs_gap=self.abs_gap, n_random=self.n_start_points,
+                seed=seed)
+        acq = self.acquisition(seed)
+        logger.info("BARK acquisition weights %s", dict(zip(
+            [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
+        return optimize_outputs(
+            self.posteriors(), acq, self.domain, self.space, kappa=self.kappa,
+            pending=pending, time_limit=self.time_limit, mip_gap=self.mip_gap,
+            abs_gap=self.abs_gap, n_random=self.n_start_points, seed=seed)
+
+    def posteriors(self) -> dict:
+        """Output key -> fitted ``engine.Posterior`` of every output."""
+        return {key: sur.posterior for key, sur in self.surrogates.items()}
+
+    def acquisition(self, seed: int | None = None):
+        """The acquisition over the modelled outputs, Chebyshev weights drawn from ``seed``
+        (``bofire_bark.optimize.outputs``)."""
+        from bofire_bark.optimize.outputs import draw_weights, output_acquisition
+
+        n_goals = sum(type(f.objective) in GOAL_OBJECTIVES
+                      for f in objective_outputs(self.domain))
+        weights = draw_weights(n_goals, np.random.default_rng(seed))
+        return output_acquisition(self.domain, self.posteriors(), weights, self.scalarization)
 
 
 def _repeats(x: np.ndarray, pending: list[np.ndarray]) -> bool:

@@ -14,7 +14,7 @@ from bofire.data_models.features.api import ContinuousOutput, Feature
 from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective, Objective
 from bofire.data_models.strategies.api import PredictiveStrategy
 from bofire.data_models.strategies.convergence_criteria.api import ConvergenceCriterion
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 
@@ -26,15 +26,27 @@ from bofire_bark.optimize.defaults import (
     DEFAULT_TIME_LIMIT,
     SOLVERS,
 )
-from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS
+from bofire_bark.optimize.supported import (
+    GOAL_OBJECTIVES,
+    LIMIT_OBJECTIVES,
+    SCALARIZATIONS,
+    SUPPORTED_CONSTRAINTS,
+)
 
 
 class BARKStrategy(PredictiveStrategy):
-    """Bayesian optimization with BARK and a global MIP over the integrated UCB.
+    """Bayesian optimization with BARK and a global search over the integrated UCB.
 
     The acquisition is the average over posterior samples of ``mu_s + kappa * sigma_s`` for a
     MaximizeObjective (``mu_s - kappa * sigma_s`` minimized for a MinimizeObjective).
     ``kappa = 1.96`` (a 97.5 % one-sided bound per sample) is BoFire's EntingStrategy default.
+
+    Several outputs: every output with an objective gets its own BARK posterior. Maximize,
+    Minimize and CloseToTarget objectives are combined by ``scalarization`` (random weights
+    per candidate for "chebyshev"); MaximizeSigmoid, MinimizeSigmoid and Target objectives are
+    output limits, constraints of the same search that the output's upper confidence bound
+    must meet (``bofire_bark.optimize.outputs``). Outputs without an objective are modelled
+    for their predictions (BoFire's candidates carry them) and left out of the acquisition.
     """
 
     type: Literal["BARKStrategy"] = "BARKStrategy"
@@ -53,6 +65,10 @@ class BARKStrategy(PredictiveStrategy):
     abs_gap: Annotated[float, Field(
         ge=0.0, description="Absolute gap, in standard deviations of the output, at which the "
         "search also stops (meaningful when the UCB is near zero).")] = DEFAULT_ABS_GAP
+    scalarization: Annotated[Literal[SCALARIZATIONS], Field(
+        description="How several objectives become one acquisition: 'chebyshev' (augmented "
+        "Chebyshev with random weights per candidate, as ParEGO) or 'weighted_sum' (the "
+        "objectives' w).")] = "chebyshev"
     n_start_points: Annotated[
         int, Field(ge=1, description="Random feasible points scored for the incumbent.")
     ] = 2000
@@ -67,7 +83,7 @@ class BARKStrategy(PredictiveStrategy):
 
     @classmethod
     def is_objective_implemented(cls, my_type: type[Objective]) -> bool:
-        return my_type in (MinimizeObjective, MaximizeObjective)
+        return my_type in GOAL_OBJECTIVES + LIMIT_OBJECTIVES
 
     @classmethod
     def is_criterion_implemented(cls, my_type: type[ConvergenceCriterion]) -> bool:
@@ -75,13 +91,46 @@ class BARKStrategy(PredictiveStrategy):
 
     @field_validator("domain")
     @classmethod
-    def validate_single_objective(cls, domain: Domain) -> Domain:
-        keys = domain.outputs.get_keys_by_objective(Objective)
-        if len(keys) != 1 or len(domain.outputs) != 1:
+    def validate_objectives_supported(cls, domain: Domain) -> Domain:
+        """At least one goal; every objective of a type BARK knows (named when not)."""
+        goals = []
+        for feat in domain.outputs.get():
+            obj = feat.objective
+            if obj is None:
+                continue
+            if type(obj) not in GOAL_OBJECTIVES + LIMIT_OBJECTIVES:
+                raise ValueError(
+                    f"BARKStrategy cannot use the {type(obj).__name__} of output "
+                    f"'{feat.key}'; supported: "
+                    f"{', '.join(t.__name__ for t in GOAL_OBJECTIVES + LIMIT_OBJECTIVES)}")
+            if type(obj) in GOAL_OBJECTIVES:
+                goals.append(feat.key)
+        if not goals:
             raise ValueError(
-                "BARKStrategy optimizes exactly one output with a MinimizeObjective or "
-                f"MaximizeObjective; the domain has outputs {domain.outputs.get_keys()}")
+                "BARKStrategy needs at least one output with a MaximizeObjective, "
+                "MinimizeObjective or CloseToTargetObjective (sigmoid and target objectives "
+                f"are output limits); the domain's outputs: {domain.outputs.get_keys()}")
         return domain
+
+    @model_validator(mode="after")
+    def validate_multi_output_solver(self):
+        """Several objectives or output limits are searched by the grid branch-and-bound."""
+        modelled = [f for f in self.domain.outputs.get() if f.objective is not None]
+        if len(modelled) == 1 and type(modelled[0].objective) in (
+                MaximizeObjective, MinimizeObjective):
+            return self
+        if self.solver not in ("auto", "bnb"):
+            raise ValueError(
+                f"solver '{self.solver}' takes one Maximize/Minimize objective; several "
+                "objectives, CloseToTarget objectives and output limits need solver 'auto' "
+                "or 'bnb'")
+        for i, c in enumerate(self.domain.constraints.get()):
+            if isinstance(c, NonlinearEqualityConstraint):
+                raise ValueError(
+                    f"constraint {i} (NonlinearEqualityConstraint): several objectives, "
+                    "CloseToTarget objectives and output limits are optimized by the grid "
+                    "search, which cannot hold a nonlinear equality")
+        return self
 
     @field_validator("domain")
     @classmethod

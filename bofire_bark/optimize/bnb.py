@@ -111,7 +111,8 @@ def _words(codes, w: int) -> np.ndarray:
 
 def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
                n_dual: int = N_DUAL, use_rows: bool = USE_ROWS,
-               lagrange_bins: bool = LAGRANGE_BINS) -> GridModel:
+               lagrange_bins: bool = LAGRANGE_BINS,
+               thresholds: tuple[np.ndarray, ...] | None = None) -> GridModel:
     """Flatten the reduced ensemble and the per-sample leaf systems.
 
     Args:
@@ -122,6 +123,8 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         n_dual: updates of b in the N-space bound (0 turns it off).
         use_rows: also the leaf-space row bound (always on decided boxes, where it is exact).
         lagrange_bins: relax ordered features too (bins of cells), not only categorical ones.
+        thresholds: the grid, per feature sorted and holding every threshold of the ensemble
+            (default: the ensemble's own); several outputs' models share one grid.
     """
     from bofire_bark.engine.forest import route_all
 
@@ -132,7 +135,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
     Xa = posterior.X if pending is None or len(pending) == 0 else np.concatenate(
         (posterior.X, pending))
     Xa = np.ascontiguousarray(Xa, dtype=np.float64)
-    thresholds = ens.thresholds
+    thresholds = ens.thresholds if thresholds is None else thresholds
     n_cat = max([len(box.allowed[j]) and max(box.allowed[j]) + 1
                  for j in range(box.n_features) if box.kinds[j] == CATEGORICAL] or [1])
     w = max(1, (int(n_cat) + 63) // 64)
@@ -411,6 +414,69 @@ class Grid:
         left_hi[j] = i
         right_lo[j] = i + 1
         return (lo, left_hi, cat), (right_lo, hi, cat)
+
+
+class MultiGrid:
+    """Several outputs' grid models on one grid, combined by an ``outputs.OutputAcquisition``.
+
+    Channel c is ``grids[c]`` (one output's integrated UCB, one sign); the acquisition is a
+    nondecreasing function of the channels, so the channels' box bounds give its box bound,
+    exact on a box decided for every channel. Output limits prune boxes whose channel bound
+    misses them. The interface is ``Grid``'s, so ``search`` runs unchanged.
+    """
+
+    def __init__(self, grids: list[Grid], acq, targets: np.ndarray | None = None):
+        self.grids = grids
+        self.acq = acq
+        self.gm = grids[0].gm  # the grid (thresholds, words) all channels share
+        self.box = grids[0].box
+        self.d = grids[0].d
+        self.n_cells = grids[0].n_cells
+        self.targets = targets  # channel values at the start, for the multipliers
+        self._split_off = np.cumsum([0] + [len(g.gm.arrays[0]) for g in grids])
+
+    def root(self):
+        return self.grids[0].root()
+
+    def intervals(self, lo, hi):
+        return self.grids[0].intervals(lo, hi)
+
+    def cell_of(self, x):
+        return self.grids[0].cell_of(x)
+
+    def channel_bounds(self, lo, hi, cat, thread: int = 0):
+        """Per channel (upper bound, undecided splits, split)."""
+        return [g.bound(lo, hi, cat, None, thread) for g in self.grids]
+
+    def bound(self, lo, hi, cat, onehot=None, thread: int = 0) -> tuple[float, int, int]:
+        parts = self.channel_bounds(lo, hi, cat, thread)
+        U = np.array([p[0] for p in parts])
+        ub = float(self.acq.value(U, tol=PRUNE_TOL))
+        n_und = sum(p[1] for p in parts)
+        if n_und == 0 or not np.isfinite(ub):
+            return ub, n_und, -1
+        # branch in the channel the acquisition's bound leans on most; a limit channel when
+        # the objectives' channels are decided
+        w = self.acq.channel_weights(U)
+        for lim in self.acq.limits:
+            w[lim.channel] += 1e-6
+        undecided = [c for c, p in enumerate(parts) if p[1] > 0]
+        c = max(undecided, key=lambda c: (w[c], parts[c][1]))
+        return ub, n_und, int(self._split_off[c] + parts[c][2])
+
+    def value(self, x: np.ndarray) -> float:
+        return self.bound(*self.cell_of(x))[0]
+
+    def branch(self, lo, hi, cat, split: int):
+        c = int(np.searchsorted(self._split_off, split, side="right") - 1)
+        return self.grids[c].branch(lo, hi, cat, split - int(self._split_off[c]))
+
+    def fit_multipliers(self, target: float, iterations: int = N_LAGRANGE, box=None):
+        """Each channel's multipliers towards its value at the start (``targets``)."""
+        if self.targets is None:
+            return []
+        return [g.fit_multipliers(float(t), iterations, box)
+                for g, t in zip(self.grids, self.targets, strict=True)]
 
 
 # ------------------------------------------------------------------------------------------

@@ -64,6 +64,11 @@ class InfeasibleDomainError(ValueError):
     """The domain's constraints admit no candidate."""
 
 
+class InfeasibleOutputLimitError(InfeasibleDomainError):
+    """No candidate of the domain can meet an output limit, even by its upper confidence
+    bound."""
+
+
 @dataclass
 class AcquisitionResult:
     """One optimized candidate.
@@ -358,3 +363,162 @@ def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, a
     x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
     return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds, res.nodes,
                           f"{res.unresolved} boxes without a feasible point found")
+
+
+def optimize_outputs(
+    posteriors: dict,
+    acq,
+    domain,
+    space,
+    kappa: float = DEFAULT_KAPPA,
+    pending: np.ndarray | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    mip_gap: float = DEFAULT_MIP_GAP,
+    n_random: int = 2000,
+    n_starts: int = 4,
+    n_sweeps: int = 3,
+    seed: int | None = 0,
+    abs_gap: float = DEFAULT_ABS_GAP,
+) -> AcquisitionResult:
+    """Maximize an acquisition over several outputs (``outputs.OutputAcquisition``) with the
+    grid branch-and-bound: the same start and proof as ``optimize_acquisition``, every channel
+    bounded by its own posterior's trees on one shared grid.
+
+    Args:
+        posteriors: output key -> ``engine.Posterior`` for every key of ``acq.keys``.
+        acq: objectives, output limits and this solve's weights (``outputs``).
+        pending: (n_p, D) encoded points every output's samples are conditioned on.
+        Others: as ``optimize_acquisition``; ``ucb``, ``bound`` and the gaps of the result are
+        in the acquisition's units (standard deviations of the output for one objective,
+        shares of the observed ranges for several).
+
+    Raises:
+        ValueError: a nonlinear equality constraint (the grid search cannot hold one).
+        InfeasibleOutputLimitError: an output limit no candidate can meet, even optimistically.
+        InfeasibleDomainError: the domain's constraints admit no candidate.
+    """
+    from bofire_bark.optimize import bnb
+
+    _validate(kappa, 1.0, time_limit, mip_gap, abs_gap)
+    specs = constraint_specs(domain, space)
+    if any(isinstance(c, NonlinearSpec) and c.equality for c in specs):
+        raise ValueError("several objectives or output limits are optimized by the grid "
+                         "search, which cannot hold a nonlinear equality constraint")
+    t_build = time.perf_counter()
+    problems, systems = [], []
+    for key in acq.keys:
+        problem, sys_k = build_problem(posteriors[key], domain, space, kappa, 1.0, pending,
+                                       gps=False)
+        problems.append(problem)
+        systems.append(sys_k)
+    box = problems[0].box
+    d = box.n_features
+    thresholds = tuple(np.unique(np.concatenate([p.ensemble.thresholds[j] for p in problems]))
+                       for j in range(d))
+    build_time = time.perf_counter() - t_build
+
+    def channels(X):
+        parts = []
+        for sys_k in systems:
+            means, variances = sys_k.predict_each(X)
+            sd = kappa * np.sqrt(variances)
+            parts.append({1.0: (means + sd).mean(axis=0), -1.0: (sd - means).mean(axis=0)})
+        return np.stack([parts[c.output][c.sign] for c in acq.channels], axis=-1)
+
+    def score(X):
+        return acq.objective(channels(X))
+
+    def is_feasible(X):
+        ok = feasible(domain, space, box, X, tol=1e-6)
+        if acq.limits and ok.any():
+            ok[ok] = acq.slack(channels(X[ok])) >= 0.0
+        return ok
+
+    t0 = time.perf_counter()
+    start = find_incumbent(box, problems[0].constraints, thresholds, problems[0].delta, score,
+                           is_feasible, n_random, n_starts, n_sweeps, seed)
+    x0, v0 = start.x, start.value
+    incumbent_time = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    grids = []
+    for c in acq.channels:
+        problem = problems[c.output]
+        gm = bnb.grid_model(_with_sign(problem, c.sign), systems[c.output],
+                            posteriors[acq.keys[c.output]], pending, thresholds=thresholds)
+        grids.append(bnb.Grid(gm, box))
+    targets = None if x0 is None else channels(x0[None, :])[0]
+    grid = bnb.MultiGrid(grids, acq, targets)
+    cons = bnb.Constraints(problems[0].constraints, box, problems[0].delta)
+    build_time += time.perf_counter() - t1
+    res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed)
+    status = res.status if res.status in ("optimal", "gap", "time_limit") else "incumbent"
+    if res.x is None:
+        _explain_infeasible(grid, acq, posteriors, res.status == "infeasible")
+        x = _nearest_to_limits(box, problems[0].constraints, problems[0].delta, channels, acq,
+                               lambda X: feasible(domain, space, box, X, tol=1e-6), n_random,
+                               seed)
+        if x is None:
+            raise InfeasibleDomainError(
+                f"No candidate satisfying the domain's constraints was found: none of "
+                f"{n_random} random points did, and the search ended with '{res.status}' "
+                f"within {time_limit}s.")
+        logger.warning("no candidate found meeting the output limits (%s) within %.3gs; "
+                       "returning the random point closest to meeting them",
+                       "; ".join(lim.text for lim in acq.limits), time_limit)
+        status = "incumbent"
+    else:
+        x = np.asarray(res.x, dtype=np.float64)
+    value = float(score(x[None, :])[0])
+    source = "start" if x0 is not None and np.array_equal(x, x0) else "search"
+    bound = max(float(res.bound), value) if status != "incumbent" else float("nan")
+    gap = relative_gap(value, bound) if status != "incumbent" else float("nan")
+    if status in ("gap", "time_limit") and bound - value <= 1e-9 * max(1.0, abs(value)):
+        status = "optimal"
+    result = AcquisitionResult(
+        candidate=space.decode(x[None, :]), x=x, objective=float(res.value), ucb=value,
+        status=status, gap=gap, bound=bound, solver="bnb",
+        incumbent_ucb=v0, build_time=build_time, solve_time=res.seconds,
+        incumbent_time=incumbent_time, source=source, nodes=res.nodes)
+    logger.info("%s", result.summary())
+    return result
+
+
+def _with_sign(problem, sign: float):
+    from dataclasses import replace
+
+    return replace(problem, sign=float(sign))
+
+
+def _explain_infeasible(grid, acq, posteriors, proven: bool) -> None:
+    """Raise ``InfeasibleOutputLimitError`` naming every limit that the root box's bound
+    proves unreachable, or all limits when the search proved them jointly unreachable."""
+    if not acq.limits:
+        return
+    parts = grid.channel_bounds(*grid.root())
+    missed = []
+    for lim in acq.limits:
+        ub = parts[lim.channel][0]
+        if ub < lim.required - 1e-9:
+            post = posteriors[lim.key]
+            sign = acq.channels[lim.channel].sign
+            best = post.y_mean + sign * post.y_std * ub
+            missed.append(f"{lim.text}: even the upper confidence bound reaches at best "
+                          f"{best:.4g}")
+    if not missed and proven:
+        missed = [lim.text for lim in acq.limits]
+        missed[-1] += " (each reachable alone, not together with the domain's constraints)"
+    if missed:
+        raise InfeasibleOutputLimitError(
+            "No candidate can meet the output limit(s) under the model: " + "; ".join(missed)
+            + ". Relax the limit, or tell the strategy experiments nearer to it.")
+
+
+def _nearest_to_limits(box, specs, delta, channels, acq, is_feasible, n: int, seed):
+    """The domain-feasible random point of largest limit slack, or None."""
+    from bofire_bark.optimize.incumbent import random_points
+
+    X = random_points(box, specs, n, delta, np.random.default_rng(seed))
+    X = X[is_feasible(X)]
+    if len(X) == 0:
+        return None
+    return X[int(np.argmax(acq.slack(channels(X))))].copy()

@@ -1,5 +1,8 @@
 """What the acquisition MIP can express, importable without Pyomo (for the data models).
 
+``GOAL_OBJECTIVES`` / ``LIMIT_OBJECTIVES``: objective types BARK aims at and objective types it
+treats as output limits (exact types; ``outputs`` says what each becomes).
+``SCALARIZATIONS``: how several objectives are combined.
 ``SUPPORTED_CONSTRAINTS``: exact constraint types (subclasses are not implied; interpoint and
 categorical-exclusion constraints are not supported). ``TRANSLATABLE_FUNCTIONS``: function
 names a nonlinear expression may use (``sqrt`` and powers are sympy powers).
@@ -16,6 +19,20 @@ from bofire.data_models.constraints.api import (
     ProductEqualityConstraint,
     ProductInequalityConstraint,
 )
+from bofire.data_models.objectives.api import (
+    CloseToTargetObjective,
+    MaximizeObjective,
+    MaximizeSigmoidObjective,
+    MinimizeObjective,
+    MinimizeSigmoidObjective,
+    TargetObjective,
+)
+
+GOAL_OBJECTIVES: tuple[type, ...] = (MaximizeObjective, MinimizeObjective,
+                                     CloseToTargetObjective)
+LIMIT_OBJECTIVES: tuple[type, ...] = (MaximizeSigmoidObjective, MinimizeSigmoidObjective,
+                                      TargetObjective)
+SCALARIZATIONS = ("chebyshev", "weighted_sum")
 
 SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
     LinearEqualityConstraint,
