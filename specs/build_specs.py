@@ -20,7 +20,11 @@ from bofire.data_models.features.api import (
     ContinuousOutput,
     DiscreteInput,
 )
-from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective
+from bofire.data_models.objectives.api import (
+    MaximizeObjective,
+    MinimizeObjective,
+    MinimizeSigmoidObjective,
+)
 
 import bofire_bark  # noqa: F401  (registers BARK with BoFire)
 from bofire_bark.data_models import BARKSettings, BARKStrategy
@@ -89,8 +93,30 @@ def benchmark() -> BARKStrategy:
                         surrogate_specs=BARKSettings(n_chains=2, burn_in=500, thinning=50))
 
 
+def pipeline() -> BARKStrategy:
+    """(e) A coupling step with several outputs: maximize yield, minimize cost, keep the
+    impurity under its specification limit (0.5 %), and log the colour (no objective)."""
+    domain = Domain(
+        inputs=Inputs(features=[
+            CategoricalInput(key="base", categories=["K2CO3", "Cs2CO3", "Et3N", "DBU"]),
+            CategoricalInput(key="ligand", categories=["XPhos", "SPhos", "PPh3"]),
+            ContinuousInput(key="temperature", bounds=(40.0, 110.0), unit="degC"),
+            ContinuousInput(key="catalyst_loading", bounds=(0.5, 5.0), unit="mol%"),
+            DiscreteInput(key="equivalents", values=[1.0, 1.2, 1.5, 2.0]),
+        ]),
+        outputs=Outputs(features=[
+            ContinuousOutput(key="yield", objective=MaximizeObjective(w=1.0), unit="%"),
+            ContinuousOutput(key="cost", objective=MinimizeObjective(w=1.0), unit="EUR/kg"),
+            ContinuousOutput(key="impurity", unit="%",
+                             objective=MinimizeSigmoidObjective(tp=0.5, steepness=20.0)),
+            ContinuousOutput(key="colour", objective=None, unit="APHA"),
+        ]),
+    )
+    return BARKStrategy(domain=domain, seed=5)
+
+
 SPECS = {"reaction": reaction, "formulation": formulation, "process": process,
-         "continuous_benchmark": benchmark}
+         "continuous_benchmark": benchmark, "pipeline": pipeline}
 
 
 def main() -> None:
