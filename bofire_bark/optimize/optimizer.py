@@ -89,6 +89,8 @@ class AcquisitionResult:
         source: "start" when the candidate is the starting point, "search" otherwise.
         nodes: boxes the branch-and-bound expanded (0 for a MIP solver).
         trace: (seconds, primal, dual, gap) recorded during the solve (SCIP).
+        units: of ``ucb``, ``bound`` and ``abs_gap``: "sd" (standard deviations of the
+            output) or "scalarized" (several objectives: shares of the observed ranges).
     """
 
     candidate: pd.DataFrame
@@ -106,6 +108,7 @@ class AcquisitionResult:
     source: str = "start"
     nodes: int = 0
     trace: list = field(default_factory=list, repr=False)
+    units: str = "sd"
 
     @property
     def abs_gap(self) -> float:
@@ -121,10 +124,10 @@ class AcquisitionResult:
         if self.status == "optimal":
             return "proven optimal"
         if self.status == "gap":
-            return f"proven within {self.gap:.3g} (absolute {self.abs_gap:.3g} sd)"
+            return f"proven within {self.gap:.3g} (absolute {self.abs_gap:.3g} {self.units})"
         if self.status == "time_limit":
             return (f"stopped at the limit with gap {self.gap:.3g} (absolute "
-                    f"{self.abs_gap:.3g} sd)")
+                    f"{self.abs_gap:.3g} {self.units})")
         return "starting point only (nothing proven)"
 
     def summary(self) -> str:
@@ -425,19 +428,18 @@ def optimize_outputs(
             parts.append({1.0: (means + sd).mean(axis=0), -1.0: (sd - means).mean(axis=0)})
         return np.stack([parts[c.output][c.sign] for c in acq.channels], axis=-1)
 
-    def score(X):
-        return acq.objective(channels(X))
+    def score(X):  # -inf past an output limit: such a point never becomes the start
+        return acq.value(channels(X))
 
     def is_feasible(X):
-        ok = feasible(domain, space, box, X, tol=1e-6)
-        if acq.limits and ok.any():
-            ok[ok] = acq.slack(channels(X[ok])) >= 0.0
-        return ok
+        return feasible(domain, space, box, X, tol=1e-6)
 
     t0 = time.perf_counter()
     start = find_incumbent(box, problems[0].constraints, thresholds, problems[0].delta, score,
                            is_feasible, n_random, n_starts, n_sweeps, seed)
     x0, v0 = start.x, start.value
+    if not np.isfinite(v0):
+        x0 = None
     incumbent_time = time.perf_counter() - t0
     t1 = time.perf_counter()
     grids = []
@@ -478,7 +480,8 @@ def optimize_outputs(
         candidate=space.decode(x[None, :]), x=x, objective=float(res.value), ucb=value,
         status=status, gap=gap, bound=bound, solver="bnb",
         incumbent_ucb=v0, build_time=build_time, solve_time=res.seconds,
-        incumbent_time=incumbent_time, source=source, nodes=res.nodes)
+        incumbent_time=incumbent_time, source=source, nodes=res.nodes,
+        units="sd" if acq.single else "scalarized")
     logger.info("%s", result.summary())
     return result
 
