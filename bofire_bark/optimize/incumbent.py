@@ -116,13 +116,16 @@ def coordinate_ascent(x: np.ndarray, value: float, box: InputBox,
                       thresholds: tuple[np.ndarray, ...],
                       score: Callable[[np.ndarray], np.ndarray],
                       feasible: Callable[[np.ndarray], np.ndarray],
-                      sweeps: int = 3) -> tuple[np.ndarray, float]:
-    """Best single-feature moves, ``sweeps`` times over all features."""
+                      sweeps: int = 3, max_moves: int | None = None) -> tuple[np.ndarray, float]:
+    """Best single-feature moves, ``sweeps`` times over all features (at most ``max_moves``
+    evenly spaced values per feature when given)."""
     x = x.copy()
     for _ in range(sweeps):
         improved = False
         for j in range(box.n_features):
             vals = move_values(box, thresholds, j)
+            if max_moves is not None and len(vals) > max_moves:
+                vals = vals[np.linspace(0, len(vals) - 1, max_moves).round().astype(np.int64)]
             X = np.repeat(x[None, :], len(vals), axis=0)
             X[:, j] = vals
             X = X[feasible(X)]
@@ -157,9 +160,9 @@ class Incumbent:
 def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ...],
                    delta: np.ndarray, score, feasible, n_random: int = 2000,
                    n_starts: int = 4, sweeps: int = 3, seed: int | None = 0,
-                   n_pool: int = 16) -> Incumbent:
+                   n_pool: int = 16, max_moves: int | None = None) -> Incumbent:
     """Best of ``n_random`` feasible draws, improved by coordinate ascent from the best
-    ``n_starts`` of them."""
+    ``n_starts`` of them (``max_moves``: see ``coordinate_ascent``)."""
     rng = np.random.default_rng(seed)
     X = random_points(box, specs, n_random, delta, rng)
     X = X[feasible(X)]
@@ -170,7 +173,8 @@ def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ..
     best_x, best_v = X[order[0]].copy(), float(s[order[0]])
     ends = []
     for i in order[:n_starts]:
-        x, v = coordinate_ascent(X[i], float(s[i]), box, thresholds, score, feasible, sweeps)
+        x, v = coordinate_ascent(X[i], float(s[i]), box, thresholds, score, feasible, sweeps,
+                                 max_moves)
         ends.append((v, x))
         if v > best_v:
             best_x, best_v = x, v

@@ -56,6 +56,9 @@ from bofire_bark.optimize.solvers import resolve_solver, scip_worker, solve
 
 logger = logging.getLogger(__name__)
 
+# Values per feature the start's coordinate ascent tries with several outputs.
+MAX_MOVES = 128
+
 # Tolerance for a decoded candidate to count as fulfilling the domain (BoFire's ask uses 1e-5).
 FEASIBILITY_TOL = 1e-5
 
@@ -435,8 +438,11 @@ def optimize_outputs(
         return feasible(domain, space, box, X, tol=1e-6)
 
     t0 = time.perf_counter()
+    # the shared grid holds every output's thresholds: the ascent tries a subset of each
+    # feature's cells (the search then covers all of them)
     start = find_incumbent(box, problems[0].constraints, thresholds, problems[0].delta, score,
-                           is_feasible, n_random, n_starts, n_sweeps, seed)
+                           is_feasible, n_random, n_starts, n_sweeps, seed,
+                           max_moves=MAX_MOVES)
     x0, v0 = start.x, start.value
     if not np.isfinite(v0):
         x0 = None
