@@ -60,6 +60,8 @@ class BARKStrategy(PredictiveStrategy):
         self.time_limit = data_model.time_limit
         self.mip_gap = data_model.mip_gap
         self.abs_gap = data_model.abs_gap
+        self.max_time = data_model.max_time
+        self.extend_gap = data_model.extend_gap
         self.n_start_points = data_model.n_start_points
         self.scalarization = data_model.scalarization
         self.progress_bar = data_model.progress_bar
@@ -152,14 +154,15 @@ class BARKStrategy(PredictiveStrategy):
                 posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
                 pending=pending, solver=self.solver, time_limit=self.time_limit,
                 mip_gap=self.mip_gap, abs_gap=self.abs_gap, n_random=self.n_start_points,
-                seed=seed)
+                seed=seed, max_time=self.max_time, extend_gap=self.extend_gap)
         acq = self.acquisition(seed)
         logger.info("BARK acquisition weights %s", dict(zip(
             [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
         return optimize_outputs(
             self.posteriors(), acq, self.domain, self.space, kappa=self.kappa,
             pending=pending, time_limit=self.time_limit, mip_gap=self.mip_gap,
-            abs_gap=self.abs_gap, n_random=self.n_start_points, seed=seed)
+            abs_gap=self.abs_gap, n_random=self.n_start_points, seed=seed,
+            max_time=self.max_time, extend_gap=self.extend_gap)
 
     def posteriors(self) -> dict:
         """Output key -> fitted ``engine.Posterior`` of every output."""

@@ -192,9 +192,10 @@ def test_specs_ask(path):
     strategy = strategies.map(spec)
     domain = spec.domain
     X = strategies.map(RandomStrategy(domain=domain, seed=0)).ask(6)[domain.inputs.get_keys()]
-    key = domain.outputs.get_keys()[0]
     rng = np.random.default_rng(0)
-    strategy.tell(X.assign(**{key: rng.normal(size=len(X)), f"valid_{key}": 1}))
+    for key in domain.outputs.get_keys():
+        X = X.assign(**{key: rng.normal(size=len(X)), f"valid_{key}": 1})
+    strategy.tell(X)
     cands = strategy.ask(2)
     domain.validate_candidates(cands, raise_validation_error=True)
     assert len(cands) == 2

@@ -21,7 +21,9 @@ from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 # What the MIP can express is declared next to it, in a module free of Pyomo.
 from bofire_bark.optimize.defaults import (
     DEFAULT_ABS_GAP,
+    DEFAULT_EXTEND_GAP,
     DEFAULT_KAPPA,
+    DEFAULT_MAX_TIME,
     DEFAULT_MIP_GAP,
     DEFAULT_TIME_LIMIT,
     SOLVERS,
@@ -58,7 +60,15 @@ class BARKStrategy(PredictiveStrategy):
         "full licence) when a nonlinear equality constraint needs it.")] = "auto"
     time_limit: Annotated[float, Field(
         gt=0.0, description="Seconds of search per candidate after the starting point; the "
-        "search stops earlier once the gap is proven.")] = DEFAULT_TIME_LIMIT
+        "search stops earlier once the gap is proven, and the grid search goes on past it "
+        "while the proven gap is above extend_gap.")] = DEFAULT_TIME_LIMIT
+    max_time: Annotated[float, Field(
+        gt=0.0, description="Grid search: the hard limit in seconds when the gap proven at "
+        "time_limit is above extend_gap (set it to time_limit to stop there always).")] = (
+        DEFAULT_MAX_TIME)
+    extend_gap: Annotated[float, Field(
+        ge=0.0, description="Grid search: relative gap above which the search goes on past "
+        "time_limit, up to max_time.")] = DEFAULT_EXTEND_GAP
     mip_gap: Annotated[float, Field(
         ge=0.0, lt=1.0, description="Relative gap (bound - value) / |value| at which the "
         "search stops.")] = DEFAULT_MIP_GAP

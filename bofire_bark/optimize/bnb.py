@@ -926,29 +926,34 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
            threads: int = THREADS, dive_every: int = DIVE_EVERY,
-           polish: float = POLISH) -> SearchResult:
+           polish: float = POLISH, max_time: float | None = None,
+           extend_gap: float = math.inf) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
     subgradient steps on the categorical multipliers at the root.
 
-    Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, or at
-    ``time_limit`` seconds.
+    Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, at
+    ``time_limit`` seconds once the relative gap is <= ``extend_gap``, or at ``max_time``
+    seconds (default: ``time_limit``; ``deadline`` overrides both).
     """
     t0 = time.perf_counter()
-    stop_at = t0 + time_limit if deadline is None else deadline
+    soft_at = t0 + time_limit if deadline is None else deadline
+    stop_at = soft_at if deadline is not None or max_time is None else t0 + max(max_time,
+                                                                                 time_limit)
     rng = np.random.default_rng(seed)
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
     pool = ThreadPoolExecutor(1) if threads > 1 else None
     try:
-        return _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool,
-                       mip_gap, abs_gap, dive_every, polish)
+        return _search(grid, cons, best_x, best_v, t0, (soft_at, extend_gap, stop_at), rng,
+                       n_lagrange, pool, mip_gap, abs_gap, dive_every, polish)
     finally:
         if pool is not None:
             pool.shutdown()
 
 
-def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_gap,
+def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_gap,
             abs_gap, dive_every, polish) -> SearchResult:
+    soft_at, extend_gap, stop_at = limits
     grid.fit_multipliers(best_v, n_lagrange)
     lo, hi, cat = grid.root()
     ub, n_und, split = grid.bound(lo, hi, cat)
@@ -967,7 +972,8 @@ def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_
         if done(open_bound) and best_x is not None:
             status = "gap" if open_bound - best_v > 1e-9 * max(1.0, abs(best_v)) else "optimal"
             break
-        if time.perf_counter() > stop_at:
+        now = time.perf_counter()
+        if now > stop_at or (now > soft_at and relative_gap(best_v, open_bound) <= extend_gap):
             status = "time_limit"
             break
         neg, _, n_und, split, lo, hi, cat = heapq.heappop(heap)
@@ -1013,7 +1019,7 @@ def _search(grid, cons, best_x, best_v, t0, stop_at, rng, n_lagrange, pool, mip_
     elif cons and status in ("gap", "optimal") and polish > 0:
         # under constraints the first point within the gap is often not the best one: dive
         # from the open boxes of highest bound for a share of the time left (the bound stands)
-        until = time.perf_counter() + polish * max(0.0, stop_at - time.perf_counter())
+        until = time.perf_counter() + polish * max(0.0, soft_at - time.perf_counter())
         for entry in heapq.nsmallest(64, heap):
             if time.perf_counter() > until:
                 break

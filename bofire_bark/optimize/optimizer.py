@@ -44,7 +44,9 @@ from bofire_bark.optimize.constraints import (
 )
 from bofire_bark.optimize.defaults import (
     DEFAULT_ABS_GAP,
+    DEFAULT_EXTEND_GAP,
     DEFAULT_KAPPA,
+    DEFAULT_MAX_TIME,
     DEFAULT_MIP_GAP,
     DEFAULT_TIME_LIMIT,
 )
@@ -141,7 +143,7 @@ class AcquisitionResult:
                 f"{self.solve_time:.2f}s ({self.nodes} boxes)")
 
 
-def _validate(kappa, sign, time_limit, mip_gap, abs_gap=0.0):
+def _validate(kappa, sign, time_limit, mip_gap, abs_gap=0.0, max_time=None, extend_gap=0.0):
     if not np.isfinite(kappa) or kappa < 0:
         raise ValueError(f"kappa must be a finite number >= 0, got {kappa}.")
     if sign not in (1, -1, 1.0, -1.0):
@@ -152,6 +154,10 @@ def _validate(kappa, sign, time_limit, mip_gap, abs_gap=0.0):
         raise ValueError(f"mip_gap must be >= 0, got {mip_gap}.")
     if not abs_gap >= 0:
         raise ValueError(f"abs_gap must be >= 0, got {abs_gap}.")
+    if max_time is not None and not max_time > 0:
+        raise ValueError(f"max_time must be positive, got {max_time}.")
+    if not extend_gap >= 0:
+        raise ValueError(f"extend_gap must be >= 0, got {extend_gap}.")
 
 
 def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: float = 1.0,
@@ -208,6 +214,8 @@ def optimize_acquisition(
     isolate: bool = True,
     n_cuts: int = 8,
     abs_gap: float = DEFAULT_ABS_GAP,
+    max_time: float = DEFAULT_MAX_TIME,
+    extend_gap: float = DEFAULT_EXTEND_GAP,
 ) -> AcquisitionResult:
     """Maximize the integrated UCB (1/S) sum_s [sign mu_s(x) + kappa sigma_s(x)] over the domain.
 
@@ -232,12 +240,15 @@ def optimize_acquisition(
             of the starting sample (valid for all points; see ``acquisition.tangent_cuts``).
         abs_gap: the search also stops once bound - value <= abs_gap (standardized units,
             i.e. standard deviations of the output; meaningful when the UCB is near zero).
+        max_time, extend_gap: grid search only: while the relative gap proven at
+            ``time_limit`` is above ``extend_gap`` (default 0.15), the search goes on, up to
+            ``max_time`` seconds (default 10; set it to ``time_limit`` to turn this off).
 
     Raises:
         ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
         InfeasibleDomainError: the constraints admit no candidate (or none was found in time).
     """
-    _validate(kappa, sign, time_limit, mip_gap, abs_gap)
+    _validate(kappa, sign, time_limit, mip_gap, abs_gap, max_time, extend_gap)
     specs = constraint_specs(domain, space)  # refuses unsupported constraints first
     name = _choose_solver(solver, kappa, specs)
     if name == "scip" and isolate:
@@ -266,7 +277,7 @@ def optimize_acquisition(
                 n_ok, incumbent_time)
     if name == "bnb":
         out = _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap,
-                      abs_gap, seed)
+                      abs_gap, seed, max_time, extend_gap)
         build_time += out.build_time
     else:
         out = solve(problem, name, x0, time_limit, mip_gap, seed=seed or 0, isolate=isolate)
@@ -357,7 +368,8 @@ class _SearchOutcome:
     trace: list = field(default_factory=list)
 
 
-def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, abs_gap, seed):
+def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, abs_gap, seed,
+            max_time, extend_gap):
     from bofire_bark.optimize import bnb
 
     t0 = time.perf_counter()
@@ -365,7 +377,8 @@ def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, a
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
     build = time.perf_counter() - t0
-    res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed)
+    res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed,
+                     max_time=max_time, extend_gap=extend_gap)
     x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
     return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds, res.nodes,
                           f"{res.unresolved} boxes without a feasible point found")
@@ -385,6 +398,8 @@ def optimize_outputs(
     n_sweeps: int = 3,
     seed: int | None = 0,
     abs_gap: float = DEFAULT_ABS_GAP,
+    max_time: float = DEFAULT_MAX_TIME,
+    extend_gap: float = DEFAULT_EXTEND_GAP,
 ) -> AcquisitionResult:
     """Maximize an acquisition over several outputs (``outputs.OutputAcquisition``) with the
     grid branch-and-bound: the same start and proof as ``optimize_acquisition``, every channel
@@ -405,7 +420,7 @@ def optimize_outputs(
     """
     from bofire_bark.optimize import bnb
 
-    _validate(kappa, 1.0, time_limit, mip_gap, abs_gap)
+    _validate(kappa, 1.0, time_limit, mip_gap, abs_gap, max_time, extend_gap)
     specs = constraint_specs(domain, space)
     if any(isinstance(c, NonlinearSpec) and c.equality for c in specs):
         raise ValueError("several objectives or output limits are optimized by the grid "
@@ -458,7 +473,8 @@ def optimize_outputs(
     grid = bnb.MultiGrid(grids, acq, targets)
     cons = bnb.Constraints(problems[0].constraints, box, problems[0].delta)
     build_time += time.perf_counter() - t1
-    res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed)
+    res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed,
+                     max_time=max_time, extend_gap=extend_gap)
     status = res.status if res.status in ("optimal", "gap", "time_limit") else "incumbent"
     if res.x is None:
         _explain_infeasible(grid, acq, posteriors, res.status == "infeasible")
