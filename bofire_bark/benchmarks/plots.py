@@ -266,6 +266,12 @@ def summary_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sign_test_p(wins: int, losses: int) -> float:
+    """Two-sided sign test over the untied pairs: how surprising the split is if neither
+    method were better (5/0 gives 0.0625, so 5 seeds never reach 0.05); NaN without pairs."""
+    return binomtest(wins, wins + losses).pvalue if wins + losses else np.nan
+
+
 def comparison_table(curves: pd.DataFrame, refused: dict, reference: str = "BARK") -> pd.DataFrame:
     """Median regret per method at each benchmark's common iteration (the last one, given
     finished runs), and paired seed counts of ``reference`` against every other method (lower
@@ -290,10 +296,7 @@ def comparison_table(curves: pd.DataFrame, refused: dict, reference: str = "BARK
                 diff = pair[reference] - pair[method]
                 lower, higher = int((diff < -1e-9).sum()), int((diff > 1e-9).sum())
                 row[f"vs_{method}"] = f"{lower}/{int((diff.abs() <= 1e-9).sum())}/{higher}"
-                # two-sided sign test over the untied pairs: how surprising the split is if
-                # neither method were better (5/0/0 gives 0.0625, so 5 seeds never reach 0.05)
-                row[f"p_{method}"] = (binomtest(lower, lower + higher).pvalue
-                                      if lower + higher else np.nan)
+                row[f"p_{method}"] = sign_test_p(lower, higher)
         rows.append(row)
     return pd.DataFrame(rows)
 
