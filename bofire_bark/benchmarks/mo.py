@@ -648,7 +648,7 @@ def plot_hypervolume(curves: pd.DataFrame, refused: dict, path: Path) -> None:
         if notes:
             ax.text(0.98, 0.02, "\n".join(notes), transform=ax.transAxes, ha="right",
                     va="bottom", fontsize=7, color="0.4")
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="best")
     fig.suptitle("Hypervolume of the feasible points: median and interquartile range over "
                  "finished seeds (legend: seeds)", fontsize=10)
     fig.tight_layout()
