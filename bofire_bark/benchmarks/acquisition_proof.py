@@ -21,6 +21,12 @@ README.md and results/README.md between the ``acquisition`` markers.
     python -m bofire_bark.benchmarks.acquisition_proof [--cases ...]     # default + Sobo
     python -m bofire_bark.benchmarks.acquisition_proof --reference       # 20x reference
     python -m bofire_bark.benchmarks.acquisition_proof --levers          # levers, 5 s each
+    python -m bofire_bark.benchmarks.acquisition_proof --paired          # extension on/off
+
+``cases.csv`` was made before the search could go on past ``time_limit`` (``max_time``,
+``extend_gap``); ``--paired`` runs today's defaults and the search stopped at ``time_limit``
+one after the other on every posterior (``paired.csv``, ``paired.md``), so the two meet the
+same machine load.
 """
 
 from __future__ import annotations
@@ -35,14 +41,16 @@ import numpy as np
 import pandas as pd
 
 from bofire_bark.benchmarks.acq_cases import REPO, case_names, make_case
+from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
 OUT = REPO / "results" / "acquisition"
 
 
-def _row_default(case, seed: int, time_limit: float | None = None) -> dict:
+def _row_default(case, seed: int, time_limit: float | None = None, **extra) -> dict:
     from bofire_bark.optimize import optimize_acquisition
 
-    extra = {} if time_limit is None else {"time_limit": time_limit}
+    if time_limit is not None:
+        extra["time_limit"] = time_limit
     t0 = time.perf_counter()
     r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign, seed=seed,
                              **extra)
@@ -51,6 +59,34 @@ def _row_default(case, seed: int, time_limit: float | None = None) -> dict:
             "source": r.source, "ucb": r.ucb, "start_ucb": r.incumbent_ucb, "bound": r.bound,
             "gap": r.gap, "abs_gap": r.abs_gap, "nodes": r.nodes, "wall_s": wall,
             "start_s": r.incumbent_time, "search_s": r.solve_time, "build_s": r.build_time}
+
+
+PAIRED = {"stop at time_limit": {"max_time": DEFAULT_TIME_LIMIT}, "default": {}}
+
+
+def paired_rows(case, seed: int, first: int) -> list[dict]:
+    """The defaults against the same search stopped at ``time_limit`` (no extension), one
+    after the other on the same posterior (``first`` picks which goes first), so both meet
+    the same machine load."""
+    names = list(PAIRED)[first:] + list(PAIRED)[:first]
+    return [{"setting": name, **_row_default(case, seed, **PAIRED[name])} for name in names]
+
+
+def paired_table(out: Path = OUT) -> str:
+    """Medians and 95th percentiles of the paired run, per setting."""
+    d = pd.read_csv(out / "paired.csv")
+    rows = []
+    for name, g in d.groupby("setting", sort=False):
+        rows.append({"setting": name, "cases": len(g),
+                     "wall_s median": g.wall_s.median(), "wall_s p95": g.wall_s.quantile(.95),
+                     "gap median": g.gap.median(), "gap p95": g.gap.quantile(.95),
+                     "abs_gap median": g.abs_gap.median(),
+                     "asks <= 3 s": int((g.wall_s <= 3.0).sum()),
+                     "candidate from the search": int((g.source == "search").sum())})
+    both = d.pivot_table(index="case", columns="setting", values="ucb")
+    better = (both["default"] > both["stop at time_limit"] * (1 + 1e-9) + 1e-12).sum()
+    return (_markdown(pd.DataFrame(rows)) + f"\n\nthe default's UCB above the other's on "
+            f"{better} of {len(both)} posteriors\n")
 
 
 def _row_reference(case, seed: int, time_limit: float) -> dict:
@@ -243,11 +279,25 @@ def main(argv=None) -> None:
     parser.add_argument("--levers", action="store_true",
                         help="only measure the levers (alone and combined) on LEVER_CASES")
     parser.add_argument("--lever-time", type=float, default=5.0)
+    parser.add_argument("--paired", action="store_true",
+                        help="the defaults against the search stopped at time_limit, "
+                        "interleaved per posterior (paired.csv)")
     parser.add_argument("--summary", action="store_true", help="only print the summary")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.getLogger("pyomo").setLevel(logging.ERROR)
+    if args.paired:
+        names = args.cases or case_names()
+        for i, name in enumerate(names):
+            if name not in _done(args.out / "paired.csv"):
+                for row in paired_rows(make_case(name), seed=i, first=i % 2):
+                    _append(args.out / "paired.csv", row)
+                    print(row, flush=True)
+        text = paired_table(args.out)
+        (args.out / "paired.md").write_text(text)
+        print(text)
+        return
     if args.levers:
         for name in args.cases or LEVER_CASES:
             if name not in _done(args.out / "levers.csv"):
