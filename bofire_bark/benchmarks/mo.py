@@ -74,17 +74,19 @@ on some column orders, hence BoTorch directly.) Reference points:
   the same point): y1 0.5, y2 0 (the two maximized outputs).
 
 Runs are independent joblib jobs (``--n-jobs``, default 1), seed-major (seed 0 of every
-benchmark and method first). ``--method-seeds Mobo=3`` (or ``Mobo@Detergent=3``) runs fewer
-seeds for a method that would take too long, after all other runs; ``runs/plan.json``
-records the seeds and iterations planned per benchmark and method, and the summary names
-every lowered plan. The peers' study in ``results/mo`` ran with ``--method-seeds
-Mobo@Detergent=1``: one qLogNEHVI ask on Detergent's five objectives (BoFire's exact box
-decomposition, ``alpha = 0``) took 400 s at 25 points on this machine, against 1-4 s on the
-two-objective benchmarks.
+benchmark and method first), each on one thread (``--threads``; torch's default of one
+thread per core made a Mobo iteration on CrossCoupling take 205 s instead of 16 s here while
+another process held the second core). ``--method-seeds Mobo=3`` (or
+``Mobo@Detergent=3``) runs fewer seeds for a method that would take too long, after all
+other runs; ``runs/plan.json`` records the seeds and iterations planned per benchmark and
+method, and the summary names every lowered plan. The peers' study in ``results/mo`` needed
+none: at 25 points, with one thread, a Mobo iteration took 2-6 s here, Qparego 1-6 s and
+Entmoot about its 10 s limit (on Detergent as BoFire declares it, five maxima, one qLogNEHVI
+ask took 400 s: BoFire's exact box decomposition, ``alpha = 0``).
 
     python -m bofire_bark.benchmarks mo [--benchmarks ...] [--methods ...] [--seeds 5]
         [--iterations 30] [--n-jobs 1] [--method-seeds M[@B]=K ...] [--retry-unsupported]
-        [--entmoot-time-limit 10] [--in-process] [--out-dir results/mo]
+        [--entmoot-time-limit 10] [--threads 1] [--in-process] [--out-dir results/mo]
     python -m bofire_bark.benchmarks mo-plots [--out-dir results/mo] [--no-readme]
 
 ``mo-plots`` writes ``hypervolume.csv`` (hypervolume after each iteration per benchmark,
@@ -99,6 +101,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import subprocess
 import time
 import traceback
@@ -282,6 +285,8 @@ class MOConfig:
     entmoot_time_limit: float = 10.0
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
+    # torch threads per run (None: torch's default, one per core)
+    threads: int | None = 1
 
     def run_dir(self, bench: str, method: str) -> Path:
         return Path(self.out_dir) / self.runs / bench / method
@@ -409,6 +414,8 @@ def run_one(bench_name: str, method: str, seed: int, cfg: MOConfig,
     try:
         import torch
 
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
         torch.manual_seed(seed)
         if not rows:
             X0 = initial_design(bench, seed)
@@ -764,6 +771,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
     parser.add_argument("--retry-unsupported", action="store_true",
                         help="delete UNSUPPORTED.txt markers and try those methods again")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per run (torch, OpenMP, BLAS); 0 leaves the libraries' "
+                        "defaults")
     parser.add_argument("--in-process", action="store_true",
                         help="run each run in the calling process (by default each gets its "
                         "own, so a native crash ends only that run)")
@@ -778,7 +788,11 @@ def add_plot_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args) -> None:
     cfg = MOConfig(n_iterations=args.iterations, entmoot_time_limit=args.entmoot_time_limit,
-                   out_dir=args.out_dir)
+                   out_dir=args.out_dir, threads=args.threads or None)
+    if cfg.threads:
+        # read when a run's process loads its libraries (LightGBM's OpenMP, BLAS)
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[var] = str(cfg.threads)
     benches = list(args.benchmarks or MO_BENCHMARKS)
     overrides = parse_method_seeds(args.method_seeds)
     settings = check_settings(cfg, benches)
