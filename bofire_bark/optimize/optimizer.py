@@ -214,7 +214,7 @@ def optimize_acquisition(
     isolate: bool = True,
     n_cuts: int = 8,
     abs_gap: float = DEFAULT_ABS_GAP,
-    max_time: float = DEFAULT_MAX_TIME,
+    max_time: float | None = DEFAULT_MAX_TIME,
     extend_gap: float = DEFAULT_EXTEND_GAP,
 ) -> AcquisitionResult:
     """Maximize the integrated UCB (1/S) sum_s [sign mu_s(x) + kappa sigma_s(x)] over the domain.
@@ -242,7 +242,7 @@ def optimize_acquisition(
             i.e. standard deviations of the output; meaningful when the UCB is near zero).
         max_time, extend_gap: grid search only: while the relative gap proven at
             ``time_limit`` is above ``extend_gap`` (default 0.15), the search goes on, up to
-            ``max_time`` seconds (default 10; set it to ``time_limit`` to turn this off).
+            ``max_time`` seconds (default None: stop at ``time_limit``).
 
     Raises:
         ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
@@ -398,7 +398,7 @@ def optimize_outputs(
     n_sweeps: int = 3,
     seed: int | None = 0,
     abs_gap: float = DEFAULT_ABS_GAP,
-    max_time: float = DEFAULT_MAX_TIME,
+    max_time: float | None = DEFAULT_MAX_TIME,
     extend_gap: float = DEFAULT_EXTEND_GAP,
 ) -> AcquisitionResult:
     """Maximize an acquisition over several outputs (``outputs.OutputAcquisition``) with the

@@ -276,3 +276,18 @@ def test_multiplier_bound_holds_on_tight_boxes(kappa):
         assert best <= ub + 1e-9
         open_boxes += n_und > 0
     assert open_boxes > 100  # the categorical split is still open: the multipliers apply
+
+
+def test_search_goes_on_past_time_limit_only_while_the_gap_is_wide():
+    """With max_time the search passes time_limit while the gap exceeds extend_gap (here
+    always), and proves the enumerated best cell; without it, it stops at time_limit."""
+    domain = Domain(inputs=Inputs(features=[
+        ContinuousInput(key="x0", bounds=(0, 1)), ContinuousInput(key="x1", bounds=(0, 1))]))
+    space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1], n=15, n_trees=5)
+    problem, systems, grid, cons = grid_of(domain, space, post, 1.0, 1.0)
+    best = systems.integrated_ucb(np.array(list(_cells(grid, problem))), 1.0, 1.0).max()
+    stopped = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, n_lagrange=0)
+    assert stopped.status == "time_limit"
+    res = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, n_lagrange=0, max_time=60.0,
+                     extend_gap=0.0)
+    assert res.status == "optimal" and res.value == pytest.approx(best, abs=1e-10)
