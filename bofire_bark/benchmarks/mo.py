@@ -464,6 +464,9 @@ def run_isolated(bench_name: str, method: str, seed: int, cfg: MOConfig,
     on Detergent before the Ipopt option) ends that run as an error, not the whole study."""
     import multiprocessing as mp
 
+    path = run_path(cfg, bench_name, method, seed)
+    if path.exists() and read_run(path)["iteration"].max() >= cfg.n_iterations:
+        return "done"  # no process (seconds of imports) to find that out
     ctx = mp.get_context("spawn")  # a fork would inherit torch's and numba's thread pools
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(queue, bench_name, method, seed, cfg,
