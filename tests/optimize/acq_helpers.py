@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import CategoricalInput, ContinuousInput, DiscreteInput
@@ -39,3 +41,24 @@ def continuous_domain(d: int = 3, constraints=()) -> Domain:
     inputs = Inputs(features=[ContinuousInput(key=f"x{i}", bounds=(0, 1)) for i in range(d)])
     return Domain(inputs=inputs, constraints=list(constraints))
 
+
+
+def cells(grid, box):
+    """Every cell of a small grid (``bnb.Grid`` or ``MultiGrid``) as an encoded point (its
+    centre)."""
+    from bofire_bark.optimize import bnb
+    from bofire_bark.optimize.ensemble import CATEGORICAL
+
+    axes = []
+    for j in range(grid.d):
+        if box.kinds[j] == CATEGORICAL:
+            axes.append([("cat", c) for c in box.allowed[j]])
+        else:
+            axes.append([("cell", c) for c in range(grid.n_cells[j] + 1)])
+    for combo in itertools.product(*axes):
+        lo = np.array([c if k == "cell" else 0 for k, c in combo], dtype=np.int64)
+        cat = np.zeros((grid.d, grid.gm.n_words), dtype=np.uint64)
+        for j, (k, c) in enumerate(combo):
+            if k == "cat":
+                cat[j] = bnb._words([c], grid.gm.n_words)
+        yield bnb.centre(grid, lo, lo.copy(), cat)

@@ -3,11 +3,9 @@ by the search's own point (no starting point to fall back on)."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
-from acq_helpers import continuous_domain, fit, mixed_domain, mixed_f
+from acq_helpers import cells, continuous_domain, fit, mixed_domain, mixed_f
 from bofire.data_models.constraints.api import (
     LinearEqualityConstraint,
     LinearInequalityConstraint,
@@ -99,23 +97,6 @@ def test_bound_holds_on_every_box(mixed, lagrange, pending):
     assert checked >= 20
 
 
-def _cells(grid, problem):
-    """Every cell of a small grid as an encoded point (its centre)."""
-    axes = []
-    for j in range(grid.d):
-        if problem.box.kinds[j] == CATEGORICAL:
-            axes.append([("cat", c) for c in problem.box.allowed[j]])
-        else:
-            axes.append([("cell", c) for c in range(grid.n_cells[j] + 1)])
-    for combo in itertools.product(*axes):
-        lo = np.array([c if k == "cell" else 0 for k, c in combo], dtype=np.int64)
-        cat = np.zeros((grid.d, grid.gm.n_words), dtype=np.uint64)
-        for j, (k, c) in enumerate(combo):
-            if k == "cat":
-                cat[j] = bnb._words([c], grid.gm.n_words)
-        yield bnb.centre(grid, lo, lo.copy(), cat)
-
-
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_search_finds_the_best_cell_without_a_start(sign):
     """On a grid small enough to enumerate, the search alone (no start) returns the best cell
@@ -124,7 +105,7 @@ def test_search_finds_the_best_cell_without_a_start(sign):
         ContinuousInput(key="x0", bounds=(0, 1)), ContinuousInput(key="x1", bounds=(0, 1))]))
     space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1], n=15, n_trees=5)
     problem, systems, grid, cons = grid_of(domain, space, post, 1.0, sign)
-    X = np.array(list(_cells(grid, problem)))
+    X = np.array(list(cells(grid, problem.box)))
     best = systems.integrated_ucb(X, 1.0, sign).max()
     res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
     assert res.status == "optimal"
@@ -138,7 +119,7 @@ def test_search_on_a_mixed_domain_matches_enumeration():
     domain = mixed_domain()
     space, post = fit(domain, mixed_f, n=12, n_trees=3)
     problem, systems, grid, cons = grid_of(domain, space, post)
-    X = np.array(list(_cells(grid, problem)))
+    X = np.array(list(cells(grid, problem.box)))
     best = systems.integrated_ucb(X, 1.96, 1.0).max()
     res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
     assert res.status == "optimal"
@@ -285,7 +266,7 @@ def test_search_goes_on_past_time_limit_only_while_the_gap_is_wide():
         ContinuousInput(key="x0", bounds=(0, 1)), ContinuousInput(key="x1", bounds=(0, 1))]))
     space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1], n=15, n_trees=5)
     problem, systems, grid, cons = grid_of(domain, space, post, 1.0, 1.0)
-    best = systems.integrated_ucb(np.array(list(_cells(grid, problem))), 1.0, 1.0).max()
+    best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), 1.0, 1.0).max()
     stopped = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, n_lagrange=0)
     assert stopped.status == "time_limit"
     res = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, n_lagrange=0, max_time=60.0,

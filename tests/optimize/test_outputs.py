@@ -4,11 +4,9 @@ no candidate can meet."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
-from acq_helpers import fit, mixed_domain, mixed_f
+from acq_helpers import cells, fit, mixed_domain, mixed_f
 from bofire.data_models.domain.api import Domain, Inputs, Outputs
 from bofire.data_models.features.api import ContinuousInput, ContinuousOutput
 from bofire.data_models.objectives.api import (
@@ -172,22 +170,6 @@ def test_bound_holds_on_every_box(three_outputs, scalarization):
     assert np.isinf(values).any()  # the limit prunes
 
 
-def _cells(grid, box):
-    axes = []
-    for j in range(grid.d):
-        if box.kinds[j] == CATEGORICAL:
-            axes.append([("cat", c) for c in box.allowed[j]])
-        else:
-            axes.append([("cell", c) for c in range(grid.n_cells[j] + 1)])
-    for combo in itertools.product(*axes):
-        lo = np.array([c if k == "cell" else 0 for k, c in combo], dtype=np.int64)
-        cat = np.zeros((grid.d, grid.gm.n_words), dtype=np.uint64)
-        for j, (k, c) in enumerate(combo):
-            if k == "cat":
-                cat[j] = bnb._words([c], grid.gm.n_words)
-        yield bnb.centre(grid, lo, lo.copy(), cat)
-
-
 @pytest.mark.parametrize("seed,second", [
     (0, MinimizeObjective()), (2, MaximizeObjective()),
     (2, CloseToTargetObjective(target_value=0.2, exponent=2))])
@@ -207,11 +189,11 @@ def test_search_returns_the_enumerated_optimum(seed, second):
     }, n=14, n_trees=3)
     acq = output_acquisition(domain, posteriors, draw_weights(2, np.random.default_rng(seed)))
     problem, grid, _ = multi_grid(acq, posteriors, domain, space)
-    cells = np.array(list(_cells(grid, problem.box)))
-    values = acq.value(channel_values(acq, posteriors, cells))
+    points = np.array(list(cells(grid, problem.box)))
+    values = acq.value(channel_values(acq, posteriors, points))
     best = values.max()
     assert np.isfinite(best)
-    assert acq.objective(channel_values(acq, posteriors, cells)).max() > best  # limits bind
+    assert acq.objective(channel_values(acq, posteriors, points)).max() > best  # limits bind
     res = optimize_outputs(posteriors, acq, domain, space, KAPPA, time_limit=60.0, mip_gap=0.0,
                            abs_gap=0.0, seed=seed)
     assert res.status == "optimal"
