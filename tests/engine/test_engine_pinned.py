@@ -69,7 +69,8 @@ def chain_result(name: str) -> tuple[dict[str, str], tuple[float, float]]:
     chain.set_data(X, y)
     for k in pieces:
         chain.run(k)
-    grew = chain.forest["feat"].shape[1] > 4 and (likelihood != "leaf" or len(chain.Ginv) > 64)
+    grew = chain.forest["feat"].shape[1] > 4 and (
+        likelihood != "leaf" or len(chain.lik.leaf.Ginv) > 64)
     digests = {
         "grew": str(grew),
         "forest": _digest(*(chain.forest[k] for k in FOREST_KEYS), chain.leaf_of),
