@@ -56,6 +56,11 @@ class Forest(NamedTuple):
         """The named tuple of a forest dict (the same arrays, not copies)."""
         return cls(*(arrays[k] for k in cls._fields))
 
+    @classmethod
+    def of_sample(cls, samples: dict[str, np.ndarray], s: int) -> Forest:
+        """Forest ``s`` of stacked samples (arrays with a leading sample axis; views)."""
+        return cls(*(samples[k][s] for k in cls._fields))
+
 
 class Space(NamedTuple):
     """The split space of ``D`` features: kinds (D,) int64 (continuous 0, discrete 1,
@@ -138,6 +143,12 @@ def route(feat, thr, mask, left, right, kinds, t, x):
             go_left = x[j] <= thr[t, node]
         node = left[t, node] if go_left else right[t, node]
     return node
+
+
+@njit(cache=True, nogil=True)
+def leaf_node(forest, kinds, t, x):
+    """Leaf node that point ``x`` (D,) reaches in tree ``t`` of a ``Forest``."""
+    return route(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, t, x)
 
 
 @njit(cache=True, nogil=True)
