@@ -216,7 +216,8 @@ class Chain:
     def refresh(self) -> None:
         """Recompute the likelihood state from the exact counts at the current noise."""
         work = np.empty(max(len(self.y), self.lik.leaf.Ginv.shape[0], 1))
-        refresh(self.lik, self.y, float(self.settings.n_trees), self.sigma2[0], work)
+        # m an int, as in run_sweeps: one compiled refresh (a float m compiled a second)
+        refresh(self.lik, self.y, int(self.settings.n_trees), self.sigma2[0], work)
 
     def _grow_storage(self) -> None:
         f = self.forest
@@ -270,7 +271,7 @@ class Chain:
             return float(lik.n.scal[0]), float(lik.n.scal[1])
         if lik.mode == LEAFSPACE:
             q, ld = leaf_quad_logdet(lik.leaf.scal, len(self.y), int(lik.leaf.P[0]),
-                                     float(self.settings.n_trees))
+                                     int(self.settings.n_trees))
             return float(q), float(ld)
         return 0.0, 0.0
 
