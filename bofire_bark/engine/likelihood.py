@@ -85,11 +85,16 @@ class Likelihood(NamedTuple):
 
 
 class NUpdate(NamedTuple):
-    """Scratch: factors of an N-space rank-2 update, from ``n_eval`` to ``n_apply``.
+    """Scratch: an N-space rank-2 update, from the proposal through ``n_eval`` to ``n_apply``.
 
+    p_idx (N',) int64, p_val (N',) float64: the sparse vector p (N' = max(N, 1));
+    is_mover (N',) bool: marks the movers while p is collected (all False between moves);
     KW (2, N) float64: K^-1 [p, q] as rows; Sinv (2, 2) float64; a (2,) float64: [p, q]^T alpha.
     """
 
+    p_idx: np.ndarray
+    p_val: np.ndarray
+    is_mover: np.ndarray
     KW: np.ndarray
     Sinv: np.ndarray
     a: np.ndarray
@@ -255,7 +260,7 @@ def n_apply(ns, upd, quad, logdet):
     """Accept the update ``n_eval`` prepared in ``upd`` (which returned quad, logdet):
     K^-1 -= KW S^-1 KW^T (O(N^2))."""
     Kinv, alpha = ns.Kinv, ns.alpha
-    KW, Sinv, a = upd
+    KW, Sinv, a = upd.KW, upd.Sinv, upd.a
     n = Kinv.shape[0]
     c0 = Sinv[0, 0] * a[0] + Sinv[0, 1] * a[1]
     c1 = Sinv[1, 0] * a[0] + Sinv[1, 1] * a[1]

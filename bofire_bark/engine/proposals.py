@@ -92,11 +92,8 @@ class Scratch(NamedTuple):
     node: ``Subspace`` of the node a rule is drawn for (grow, change).
     child: ``Subspace`` of a child of the prune / change candidate (its leaf factor).
     rule_mask (W,) uint64: the categories a drawn categorical rule sends left.
-    mv_idx (N',) int64, mv_sgn (N',) float64: the points a move relocates, and their sign in
+    mv_idx (N',) int64, mv_sgn (N',) float64: the points a move relocates and their signs in
     v (N' = max(N, 1)).
-    is_mover (N',) bool: marks the movers while the N-space vector p is collected (all False
-    between moves).
-    p_idx (N',) int64, p_val (N',) float64: the sparse N-space vector p = Phi e + v.
     n_upd: ``NUpdate`` (KW has N columns in N-space, 1 otherwise).
     leaf_upd: ``LeafUpdate`` (Pcap columns, the leaf-column storage; 1 outside leaf space).
     work (max(N, Pcap, 1),) float64: forward substitution of a full factorization (noise step,
@@ -108,9 +105,6 @@ class Scratch(NamedTuple):
     rule_mask: np.ndarray
     mv_idx: np.ndarray
     mv_sgn: np.ndarray
-    is_mover: np.ndarray
-    p_idx: np.ndarray
-    p_val: np.ndarray
     n_upd: NUpdate
     leaf_upd: LeafUpdate
     work: np.ndarray
@@ -134,19 +128,12 @@ class Move(NamedTuple):
 def new_scratch(n_pts, d, w, pcap, mode):
     """Scratch space for N points, D features, W mask words and Pcap leaf columns."""
     n = max(n_pts, 1)
-    return Scratch(
-        new_subspace(d, w),
-        new_subspace(d, w),
-        np.zeros(w, dtype=np.uint64),
-        np.empty(n, dtype=np.int64),
-        np.empty(n),
-        np.zeros(n, dtype=np.bool_),
-        np.empty(n, dtype=np.int64),
-        np.zeros(n),
-        NUpdate(np.empty((2, n_pts if mode == NSPACE else 1)), np.empty((2, 2)), np.empty(2)),
-        LeafUpdate(np.empty(pcap), np.empty((2, pcap)), np.empty((2, 2)), np.empty(3)),
-        np.empty(max(n_pts, pcap, 1)),
-    )
+    n_upd = NUpdate(np.empty(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.bool_),
+                    np.empty((2, n_pts if mode == NSPACE else 1)), np.empty((2, 2)), np.empty(2))
+    leaf_upd = LeafUpdate(np.empty(pcap), np.empty((2, pcap)), np.empty((2, 2)), np.empty(3))
+    return Scratch(new_subspace(d, w), new_subspace(d, w), np.zeros(w, dtype=np.uint64),
+                   np.empty(n, dtype=np.int64), np.empty(n), n_upd, leaf_upd,
+                   np.empty(max(n_pts, pcap, 1)))
 
 
 @njit(cache=True, nogil=True)
@@ -178,7 +165,7 @@ def _goes_left(kinds, x, j, th, rule_mask):
     return x[j] <= th
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def current_loglik(lik, n_pts, m):
     if lik.mode == NSPACE:
         return -0.5 * (lik.n.scal[0] + lik.n.scal[1])
@@ -188,71 +175,73 @@ def current_loglik(lik, n_pts, m):
     return 0.0
 
 
-@njit(cache=True, nogil=True)
-def _evaluate_move(move, data, lik, m, sc):
-    """Log-likelihood after ``move`` (its points in ``sc.mv_idx`` with signs ``sc.mv_sgn``).
+# The accept test is inlined into tree_step and split by likelihood form, so that each call
+# passes only the arrays its form uses: numba passes every array of a tuple argument as 7-9
+# scalars, and each array it takes out of a tuple into a variable costs an atomic reference
+# count increment and decrement.
 
-    Returns (new loglik, quad*, logdet*, n_p), n_p the length of the N-space vector p (0 in
-    leaf space), and leaves the factors in ``sc`` for ``_apply_move``.
+
+@njit(cache=True, nogil=True)
+def _evaluate_n(move, leaf_of, ns, m, mv_idx, mv_sgn, upd):
+    """N-space log-likelihood after ``move`` (its points ``mv_idx[:n_mv]``, signs ``mv_sgn``).
+
+    Returns (new loglik, quad*, logdet*, n_p), n_p the length of p, and leaves the factors in
+    ``upd`` (an ``NUpdate``) for ``_apply_n``.
     """
-    y, leaf_of = data.y, data.leaf_of
-    n_pts = y.shape[0]
+    # p = Phi e + v: the non-moving points of dst (+1) and src (-1)
+    is_mover, p_idx, p_val = upd.is_mover, upd.p_idx, upd.p_val
     t = move.t
-    n_mv = move.n_mv
-    mv_idx, mv_sgn = sc.mv_idx, sc.mv_sgn
-    if lik.mode == NSPACE:
-        # p = Phi e + v: the non-moving points of dst (+1) and src (-1)
-        is_mover, p_idx, p_val = sc.is_mover, sc.p_idx, sc.p_val
-        for a in range(n_mv):
-            is_mover[mv_idx[a]] = True
-        n_p = 0
-        for n in range(n_pts):
-            leaf = leaf_of[t, n]
-            if (leaf == move.dst or leaf == move.src) and not is_mover[n]:
-                p_idx[n_p] = n
-                n_p += 1
-        for a in range(n_mv):
-            is_mover[mv_idx[a]] = False
-        for a in range(n_p):
-            p_val[a] = 1.0 if leaf_of[t, p_idx[a]] == move.dst else -1.0
-        quad, logdet = n_eval(lik.n, m, p_idx, p_val, n_p, mv_idx, mv_sgn, n_mv, sc.n_upd)
-        return -0.5 * (quad + logdet), quad, logdet, n_p
-    ls = lik.leaf
+    for a in range(move.n_mv):
+        is_mover[mv_idx[a]] = True
+    n_p = 0
+    for n in range(leaf_of.shape[1]):
+        leaf = leaf_of[t, n]
+        if (leaf == move.dst or leaf == move.src) and not is_mover[n]:
+            p_idx[n_p] = n
+            n_p += 1
+    for a in range(move.n_mv):
+        is_mover[mv_idx[a]] = False
+    for a in range(n_p):
+        p_val[a] = 1.0 if leaf_of[t, p_idx[a]] == move.dst else -1.0
+    quad, logdet = n_eval(ns, m, p_idx, p_val, n_p, mv_idx, mv_sgn, move.n_mv, upd)
+    return -0.5 * (quad + logdet), quad, logdet, n_p
+
+
+@njit(cache=True, nogil=True)
+def _apply_n(move, ns, mv_idx, mv_sgn, upd, quad, logdet, n_p):
+    """Adopt the move ``_evaluate_n`` prepared (which returned quad, logdet, n_p)."""
+    n_apply(ns, upd, quad, logdet)
+    A = ns.A
+    for a in range(n_p):
+        i = upd.p_idx[a]
+        for c in range(move.n_mv):
+            k = mv_idx[c]
+            delta = upd.p_val[a] * mv_sgn[c]
+            A[i, k] += delta
+            A[k, i] += delta
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_leaf(move, y, ls, m, mv_idx, mv_sgn, upd):
+    """Leaf-space log-likelihood after ``move``; returns (new loglik, quadb*, logdetG*) and
+    leaves the factors in ``upd`` (a ``LeafUpdate``) for ``leaf_apply``."""
     P = ls.P[0]
-    c = sc.leaf_upd.c
+    c = upd.c
     for i in range(P):
         c[i] = 0.0
     ys = 0.0
-    for a in range(n_mv):
+    for a in range(move.n_mv):
         n = mv_idx[a]
         s = mv_sgn[a]
         ys += s * y[n]
         for tt in range(m):
             c[ls.pcol[n, tt]] += s
-    quadb, logdetg = leaf_eval(ls, float(n_mv), ys, move.src_col, move.dst_col, sc.leaf_upd)
-    quad, logdet = leaf_quad_logdet_of(quadb, logdetg, ls.scal[2], ls.scal[3], n_pts, P, m)
-    return -0.5 * (quad + logdet), quadb, logdetg, 0
+    quadb, logdetg = leaf_eval(ls, float(move.n_mv), ys, move.src_col, move.dst_col, upd)
+    quad, logdet = leaf_quad_logdet_of(quadb, logdetg, ls.scal[2], ls.scal[3], y.shape[0], P, m)
+    return -0.5 * (quad + logdet), quadb, logdetg
 
 
-@njit(cache=True, nogil=True)
-def _apply_move(move, lik, sc, quad, logdet, n_p):
-    """Adopt the move ``_evaluate_move`` prepared (which returned quad, logdet, n_p)."""
-    if lik.mode == NSPACE:
-        n_apply(lik.n, sc.n_upd, quad, logdet)
-        A = lik.n.A
-        for a in range(n_p):
-            i = sc.p_idx[a]
-            for c in range(move.n_mv):
-                k = sc.mv_idx[c]
-                delta = sc.p_val[a] * sc.mv_sgn[c]
-                A[i, k] += delta
-                A[k, i] += delta
-    elif lik.mode == LEAFSPACE:
-        leaf_apply(lik.leaf, float(move.n_mv), move.src_col, move.dst_col, sc.leaf_upd, quad,
-                   logdet)
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _decide(state, log_r, old_ll, move, data, lik, m, sc):
     """Metropolis-Hastings test of a tree move; on acceptance the likelihood state follows.
 
@@ -265,11 +254,20 @@ def _decide(state, log_r, old_ll, move, data, lik, m, sc):
     logdet = 0.0
     n_p = 0
     if touched:
-        new_ll, quad, logdet, n_p = _evaluate_move(move, data, lik, m, sc)
+        if lik.mode == NSPACE:
+            new_ll, quad, logdet, n_p = _evaluate_n(move, data.leaf_of, lik.n, m, sc.mv_idx,
+                                                    sc.mv_sgn, sc.n_upd)
+        else:
+            new_ll, quad, logdet = _evaluate_leaf(move, data.y, lik.leaf, m, sc.mv_idx,
+                                                  sc.mv_sgn, sc.leaf_upd)
     if np.isnan(new_ll) or not math.log(uniform(state)) < log_r + new_ll - old_ll:
         return False
     if touched:
-        _apply_move(move, lik, sc, quad, logdet, n_p)
+        if lik.mode == NSPACE:
+            _apply_n(move, lik.n, sc.mv_idx, sc.mv_sgn, sc.n_upd, quad, logdet, n_p)
+        else:
+            leaf_apply(lik.leaf, float(move.n_mv), move.src_col, move.dst_col, sc.leaf_upd, quad,
+                       logdet)
     return True
 
 
@@ -281,14 +279,12 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     follow an accepted move; ``space`` is the ``Space``, ``prior`` the ``TreePrior``, ``sc``
     the ``Scratch``; ``stats`` (4, 2) int64 counts proposals and acceptances per move type.
     """
-    feat, thr, mask, left, right, parent, depth = forest
-    kinds = space.kinds
-    X, y, leaf_of = data
+    # Arrays are reached through their structures, not bound to locals: a local holding an
+    # array of a live tuple costs an atomic reference count increment and decrement per call
+    # (binding them all made 12 % more such operations per sweep than a3522af).
     mode = lik.mode
-    lcol, owner, pcol = lik.leaf.lcol, lik.leaf.owner, lik.leaf.pcol
-    mv_idx, mv_sgn, rule_mask = sc.mv_idx, sc.mv_sgn, sc.rule_mask
-    m = feat.shape[0]
-    n_pts = y.shape[0]
+    m = forest.feat.shape[0]
+    n_pts = data.y.shape[0]
     u = uniform(state)
     move = GROW if u < 0.25 else (PRUNE if u < 0.5 else CHANGE)
     stats[move, 0] += 1
@@ -298,19 +294,19 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     if move == GROW:
         eta = nth_node(forest, t, np.int64(uniform(state) * w0) % w0, False)
         node_subspace(forest, space, t, eta, sc.node)
-        n_ok = n_splittable(kinds, sc.node)
-        j, th = draw_rule(state, kinds, sc.node, rule_mask)
+        n_ok = n_splittable(space.kinds, sc.node)
+        j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask)
         if j < 0:
             uniform(state)  # keep one draw per step for the accept test, for symmetry of streams
             return 0
-        d = depth[t, eta]
-        s_l = _child_splittable(kinds, sc.node, j, th, rule_mask, True, n_ok - 1)
-        s_r = _child_splittable(kinds, sc.node, j, th, rule_mask, False, n_ok - 1)
-        p_eta = parent[t, eta]
+        d = forest.depth[t, eta]
+        s_l = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, True, n_ok - 1)
+        s_r = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, False, n_ok - 1)
+        p_eta = forest.parent[t, eta]
         parent_was_twig = False
         if p_eta >= 0:
-            sib = left[t, p_eta] if right[t, p_eta] == eta else right[t, p_eta]
-            parent_was_twig = feat[t, sib] == LEAF
+            sib = forest.left[t, p_eta] if forest.right[t, p_eta] == eta else forest.right[t, p_eta]
+            parent_was_twig = forest.feat[t, sib] == LEAF
         w1_new = w1 if parent_was_twig else w1 + 1
         log_r = (math.log(w0) - math.log(w1_new) + math.log(split_prob(prior, d))
                  + log_leaf_factor(prior, d + 1, s_l)
@@ -320,22 +316,23 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
         n_eta = 0
         n_right = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == eta:
+            if data.leaf_of[t, n] == eta:
                 n_eta += 1
-                if not _goes_left(kinds, X[n], j, th, rule_mask):
+                if not _goes_left(space.kinds, data.X[n], j, th, sc.rule_mask):
                     n_right += 1
         move_right = 2 * n_right <= n_eta
         n_mv = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == eta and _goes_left(kinds, X[n], j, th, rule_mask) != move_right:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = 1.0
+            if (data.leaf_of[t, n] == eta
+                    and _goes_left(space.kinds, data.X[n], j, th, sc.rule_mask) != move_right):
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = 1.0
                 n_mv += 1
-        a_node, b_node = free_pair(feat, t)  # the sweep checked there is room
+        a_node, b_node = free_pair(forest.feat, t)  # the sweep checked there is room
         src_col = 0
         dst_col = 0
         if mode == LEAFSPACE:
-            src_col = lcol[t, eta]
+            src_col = lik.leaf.lcol[t, eta]
             dst_col = lik.leaf.P[0]
             leaf_append(lik.leaf, m)  # the new leaf's column, empty until the move
         if not _decide(state, log_r, old_ll, Move(t, eta, b_node, n_mv, src_col, dst_col),
@@ -343,24 +340,24 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
             if mode == LEAFSPACE:
                 leaf_drop_last(lik.leaf, m)
             return 0
-        split_leaf(forest, kinds, t, eta, j, th, rule_mask, a_node, b_node)
+        split_leaf(forest, space.kinds, t, eta, j, th, sc.rule_mask, a_node, b_node)
         stay = a_node if move_right else b_node
         go = b_node if move_right else a_node
         for n in range(n_pts):
-            if leaf_of[t, n] == eta:
-                leaf_of[t, n] = stay
+            if data.leaf_of[t, n] == eta:
+                data.leaf_of[t, n] = stay
         for a in range(n_mv):
-            leaf_of[t, mv_idx[a]] = go
+            data.leaf_of[t, sc.mv_idx[a]] = go
         if mode == LEAFSPACE:
             for a in range(n_mv):
-                pcol[mv_idx[a], t] = dst_col
-            lcol[t, stay] = src_col
-            lcol[t, go] = dst_col
-            lcol[t, eta] = -1
-            owner[src_col, 0] = t
-            owner[src_col, 1] = stay
-            owner[dst_col, 0] = t
-            owner[dst_col, 1] = go
+                lik.leaf.pcol[sc.mv_idx[a], t] = dst_col
+            lik.leaf.lcol[t, stay] = src_col
+            lik.leaf.lcol[t, go] = dst_col
+            lik.leaf.lcol[t, eta] = -1
+            lik.leaf.owner[src_col, 0] = t
+            lik.leaf.owner[src_col, 1] = stay
+            lik.leaf.owner[dst_col, 0] = t
+            lik.leaf.owner[dst_col, 1] = go
         stats[move, 1] += 1
         return 1
 
@@ -369,13 +366,13 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
         uniform(state)
         return 0
     eta = nth_node(forest, t, np.int64(uniform(state) * w1) % w1, True)
-    d = depth[t, eta]
-    l_node = left[t, eta]
-    r_node = right[t, eta]
+    d = forest.depth[t, eta]
+    l_node = forest.left[t, eta]
+    r_node = forest.right[t, eta]
     node_subspace(forest, space, t, l_node, sc.child)
-    s_l = n_splittable(kinds, sc.child) > 0
+    s_l = n_splittable(space.kinds, sc.child) > 0
     node_subspace(forest, space, t, r_node, sc.child)
-    s_r = n_splittable(kinds, sc.child) > 0
+    s_r = n_splittable(space.kinds, sc.child) > 0
     old_factor = log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
 
     if move == PRUNE:
@@ -385,90 +382,90 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
         n_l = 0
         n_r = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == l_node:
+            if data.leaf_of[t, n] == l_node:
                 n_l += 1
-            elif leaf_of[t, n] == r_node:
+            elif data.leaf_of[t, n] == r_node:
                 n_r += 1
         from_node = r_node if n_r <= n_l else l_node
         to_node = l_node if n_r <= n_l else r_node
         n_mv = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == from_node:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = 1.0
+            if data.leaf_of[t, n] == from_node:
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = 1.0
                 n_mv += 1
-        src_col = lcol[t, from_node] if mode == LEAFSPACE else 0
-        dst_col = lcol[t, to_node] if mode == LEAFSPACE else 0
+        src_col = lik.leaf.lcol[t, from_node] if mode == LEAFSPACE else 0
+        dst_col = lik.leaf.lcol[t, to_node] if mode == LEAFSPACE else 0
         if not _decide(state, log_r, old_ll, Move(t, from_node, to_node, n_mv, src_col, dst_col),
                        data, lik, m, sc):
             return 0
         for n in range(n_pts):
-            if leaf_of[t, n] == l_node or leaf_of[t, n] == r_node:
-                leaf_of[t, n] = eta
+            if data.leaf_of[t, n] == l_node or data.leaf_of[t, n] == r_node:
+                data.leaf_of[t, n] = eta
         if mode == LEAFSPACE:
             last = lik.leaf.P[0] - 1
-            lcol[t, eta] = dst_col
-            owner[dst_col, 0] = t
-            owner[dst_col, 1] = eta
+            lik.leaf.lcol[t, eta] = dst_col
+            lik.leaf.owner[dst_col, 0] = t
+            lik.leaf.owner[dst_col, 1] = eta
             leaf_swap_remove(lik.leaf, src_col, m)  # column `last` now lives at src_col
             for a in range(n_mv):
-                pcol[mv_idx[a], t] = dst_col
+                lik.leaf.pcol[sc.mv_idx[a], t] = dst_col
             if src_col != last:
-                t_last = owner[last, 0]
+                t_last = lik.leaf.owner[last, 0]
                 for n in range(n_pts):
-                    if pcol[n, t_last] == last:
-                        pcol[n, t_last] = src_col
-                lcol[owner[last, 0], owner[last, 1]] = src_col
-                owner[src_col, 0] = owner[last, 0]
-                owner[src_col, 1] = owner[last, 1]
-            lcol[t, l_node] = -1
-            lcol[t, r_node] = -1
+                    if lik.leaf.pcol[n, t_last] == last:
+                        lik.leaf.pcol[n, t_last] = src_col
+                lik.leaf.lcol[lik.leaf.owner[last, 0], lik.leaf.owner[last, 1]] = src_col
+                lik.leaf.owner[src_col, 0] = lik.leaf.owner[last, 0]
+                lik.leaf.owner[src_col, 1] = lik.leaf.owner[last, 1]
+            lik.leaf.lcol[t, l_node] = -1
+            lik.leaf.lcol[t, r_node] = -1
         for c in (l_node, r_node):
-            feat[t, c] = FREE
-            left[t, c] = -1
-            right[t, c] = -1
-            parent[t, c] = -1
-        feat[t, eta] = LEAF
-        left[t, eta] = -1
-        right[t, eta] = -1
+            forest.feat[t, c] = FREE
+            forest.left[t, c] = -1
+            forest.right[t, c] = -1
+            forest.parent[t, c] = -1
+        forest.feat[t, eta] = LEAF
+        forest.left[t, eta] = -1
+        forest.right[t, eta] = -1
         stats[move, 1] += 1
         return 1
 
     # CHANGE: a fresh rule for eta from its own subspace
     node_subspace(forest, space, t, eta, sc.node)
-    n_ok = n_splittable(kinds, sc.node)
-    j, th = draw_rule(state, kinds, sc.node, rule_mask)
-    s_l = _child_splittable(kinds, sc.node, j, th, rule_mask, True, n_ok - 1)
-    s_r = _child_splittable(kinds, sc.node, j, th, rule_mask, False, n_ok - 1)
+    n_ok = n_splittable(space.kinds, sc.node)
+    j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask)
+    s_l = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, True, n_ok - 1)
+    s_r = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, False, n_ok - 1)
     log_r = (log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
              - old_factor)
     n_mv = 0
     for n in range(n_pts):
-        leaf = leaf_of[t, n]
+        leaf = data.leaf_of[t, n]
         if leaf == l_node or leaf == r_node:
-            now_left = _goes_left(kinds, X[n], j, th, rule_mask)
+            now_left = _goes_left(space.kinds, data.X[n], j, th, sc.rule_mask)
             if leaf == l_node and not now_left:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = 1.0
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = 1.0
                 n_mv += 1
             elif leaf == r_node and now_left:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = -1.0
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = -1.0
                 n_mv += 1
-    src_col = lcol[t, l_node] if mode == LEAFSPACE else 0
-    dst_col = lcol[t, r_node] if mode == LEAFSPACE else 0
+    src_col = lik.leaf.lcol[t, l_node] if mode == LEAFSPACE else 0
+    dst_col = lik.leaf.lcol[t, r_node] if mode == LEAFSPACE else 0
     if not _decide(state, log_r, old_ll, Move(t, l_node, r_node, n_mv, src_col, dst_col),
                    data, lik, m, sc):
         return 0
-    feat[t, eta] = j
-    thr[t, eta] = th
-    for w in range(mask.shape[2]):
-        mask[t, eta, w] = rule_mask[w] if kinds[j] == CATEGORICAL else np.uint64(0)
+    forest.feat[t, eta] = j
+    forest.thr[t, eta] = th
+    for w in range(forest.mask.shape[2]):
+        forest.mask[t, eta, w] = sc.rule_mask[w] if space.kinds[j] == CATEGORICAL else np.uint64(0)
     for a in range(n_mv):
-        n = mv_idx[a]
-        leaf_of[t, n] = r_node if mv_sgn[a] > 0 else l_node
+        n = sc.mv_idx[a]
+        data.leaf_of[t, n] = r_node if sc.mv_sgn[a] > 0 else l_node
         if mode == LEAFSPACE:
-            pcol[n, t] = dst_col if mv_sgn[a] > 0 else src_col
+            lik.leaf.pcol[n, t] = dst_col if sc.mv_sgn[a] > 0 else src_col
     stats[move, 1] += 1
     return 1
 
