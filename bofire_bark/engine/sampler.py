@@ -139,6 +139,10 @@ def choose_mode(likelihood: str, n_points: int, n_trees: int) -> int:
 class Chain:
     """One MCMC chain: a forest, its noise variance, its generator state and likelihood state.
 
+    ``forest`` is a dict of arrays (``FOREST_KEYS``), ``sigma2`` a (1,) array, ``lik`` the
+    ``Likelihood`` of the attached data (after ``set_data``); ``run`` hands them to the numba
+    kernel as named tuples.
+
     Args:
         space: (kinds, lower, upper, n_values) arrays of the split space.
         settings: sampler settings.
