@@ -15,9 +15,17 @@ A sample of the posterior is a forest plus its noise variance; arrays of samples
 leading sample axis. Split spaces come from ``bofire_bark.space`` as ``kinds``, ``lower``,
 ``upper`` and ``n_values`` (continuous 0, discrete 1, categorical 2; discrete and categorical
 features are encoded as integer indices).
+
+Python code keeps a forest as a dict of these arrays (``FOREST_KEYS``); numba kernels take it
+as a ``Forest`` named tuple. Named tuples of arrays are plain tuples to numba: attribute access
+costs nothing, they cache with ``cache=True`` and load from the cache faster than structrefs
+(jitclasses do not cache at all). Their fields cannot be reassigned, so state that changes
+lives in the arrays' elements.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -26,6 +34,61 @@ from bofire_bark.kinds import CATEGORICAL, CONTINUOUS, DISCRETE  # noqa: F401 (r
 
 LEAF = -1
 FREE = -2
+
+
+class Forest(NamedTuple):
+    """One forest of ``m`` trees, node capacity ``C``, ``W`` mask words (see module docstring).
+
+    feat (m, C) int64; thr (m, C) float64; mask (m, C, W) uint64; left, right, parent,
+    depth (m, C) int64.
+    """
+
+    feat: np.ndarray
+    thr: np.ndarray
+    mask: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray
+
+    @classmethod
+    def of(cls, arrays: dict[str, np.ndarray]) -> Forest:
+        """The named tuple of a forest dict (the same arrays, not copies)."""
+        return cls(*(arrays[k] for k in cls._fields))
+
+    @classmethod
+    def of_sample(cls, samples: dict[str, np.ndarray], s: int) -> Forest:
+        """Forest ``s`` of stacked samples (arrays with a leading sample axis; views)."""
+        return cls(*(samples[k][s] for k in cls._fields))
+
+
+class Space(NamedTuple):
+    """The split space of ``D`` features: kinds (D,) int64 (continuous 0, discrete 1,
+    categorical 2), lower and upper (D,) float64 bounds (value indices for discrete and
+    categorical features), n_values (D,) int64 (number of values; 0 for continuous)."""
+
+    kinds: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    n_values: np.ndarray
+
+
+class Subspace(NamedTuple):
+    """The part of the domain that reaches a node (scratch space, filled by ``node_subspace``).
+
+    lo, hi (D,) float64: the interval (lo, hi] of a continuous feature, the index range
+    [lo, hi] of a discrete one; cats (D, W) uint64: the bit set of categories of a categorical
+    feature.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    cats: np.ndarray
+
+
+@njit(cache=True, nogil=True)
+def new_subspace(d, w):
+    return Subspace(np.empty(d), np.empty(d), np.zeros((d, w), dtype=np.uint64))
 
 
 def n_words(n_values: np.ndarray) -> int:
@@ -49,7 +112,7 @@ def empty_forest(m: int, capacity: int, w: int) -> dict[str, np.ndarray]:
     }
 
 
-FOREST_KEYS = ("feat", "thr", "mask", "left", "right", "parent", "depth")
+FOREST_KEYS = Forest._fields
 
 
 def grow_capacity(forest: dict[str, np.ndarray], capacity: int) -> dict[str, np.ndarray]:
@@ -83,6 +146,12 @@ def route(feat, thr, mask, left, right, kinds, t, x):
 
 
 @njit(cache=True, nogil=True)
+def leaf_node(forest, kinds, t, x):
+    """Leaf node that point ``x`` (D,) reaches in tree ``t`` of a ``Forest``."""
+    return route(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, t, x)
+
+
+@njit(cache=True, nogil=True)
 def route_all(feat, thr, mask, left, right, kinds, X, out):
     """Leaf node of every row of ``X`` (N, D) in every tree: ``out`` (m, N) int64."""
     m = feat.shape[0]
@@ -93,20 +162,21 @@ def route_all(feat, thr, mask, left, right, kinds, X, out):
 
 
 @njit(cache=True, nogil=True)
-def node_subspace(feat, thr, mask, left, parent, kinds, lower, upper, n_values, t, node, lo, hi,
-                  cats):
-    """The part of the domain that reaches ``node``: fills ``lo``, ``hi`` (D,) and ``cats`` (D, W).
+def node_subspace(forest, space, t, node, sub):
+    """Fill ``sub`` (a ``Subspace``) with the part of the domain that reaches ``node`` of tree t.
 
-    Continuous: the interval (lo, hi]; discrete: the index range [lo, hi]; categorical:
-    the bit set of categories. Walks from the node up to the root, narrowing.
+    Walks from the node up to the root, narrowing the space's bounds.
     """
+    kinds = space.kinds
+    lo, hi, cats = sub
     for j in range(kinds.shape[0]):
-        lo[j] = lower[j]
-        hi[j] = upper[j]
+        lo[j] = space.lower[j]
+        hi[j] = space.upper[j]
         if kinds[j] == CATEGORICAL:
             cats[j, :] = 0
-            for c in range(n_values[j]):
+            for c in range(space.n_values[j]):
                 cats[j, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    feat, thr, mask, left, parent = forest.feat, forest.thr, forest.mask, forest.left, forest.parent
     child = node
     p = parent[t, node]
     while p >= 0:
@@ -149,18 +219,19 @@ def can_split(kind, lo, hi, cat_words):
 
 
 @njit(cache=True, nogil=True)
-def n_splittable(kinds, lo, hi, cats):
-    """Number of features that can still split a node with this subspace."""
+def n_splittable(kinds, sub):
+    """Number of features that can still split a node with subspace ``sub``."""
     count = 0
     for j in range(kinds.shape[0]):
-        if can_split(kinds[j], lo[j], hi[j], cats[j]):
+        if can_split(kinds[j], sub.lo[j], sub.hi[j], sub.cats[j]):
             count += 1
     return count
 
 
 @njit(cache=True, nogil=True)
-def count_leaves_and_twigs(feat, left, right, t):
+def count_leaves_and_twigs(forest, t):
     """(w0, w1): leaves and singly-internal nodes (both children leaves) of tree ``t``."""
+    feat, left, right = forest.feat, forest.left, forest.right
     w0 = 0
     w1 = 0
     for node in range(feat.shape[1]):
@@ -173,8 +244,9 @@ def count_leaves_and_twigs(feat, left, right, t):
 
 
 @njit(cache=True, nogil=True)
-def nth_node(feat, left, right, t, k, twig):
+def nth_node(forest, t, k, twig):
     """The k-th leaf (``twig`` False) or k-th singly-internal node (``twig`` True) of tree t."""
+    feat, left, right = forest.feat, forest.left, forest.right
     seen = 0
     for node in range(feat.shape[1]):
         f = feat[t, node]
@@ -212,9 +284,9 @@ def n_free(feat, t):
 
 
 @njit(cache=True, nogil=True)
-def split_leaf(feat, thr, mask, left, right, parent, depth, kinds, t, node, j, th, rule_mask,
-               a, b):
+def split_leaf(forest, kinds, t, node, j, th, rule_mask, a, b):
     """Turn leaf ``node`` of tree ``t`` into a split on (j, th, rule_mask) with leaves a, b."""
+    feat, thr, mask, left, right, parent, depth = forest
     feat[t, node] = j
     thr[t, node] = th
     for w in range(mask.shape[2]):

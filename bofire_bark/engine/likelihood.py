@@ -24,12 +24,93 @@ Noise steps and periodic refreshes refactor from exact integer co-occurrence cou
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 # Reassociation lets LLVM vectorize the O(N^2) / O(P^2) loops; no "nnan" so NaN checks hold.
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
+
+# likelihood forms: none (the chain samples the prior), N-space, leaf space
+FLAT = 0
+NSPACE = 1
+LEAFSPACE = 2
+
+
+class NSpaceState(NamedTuple):
+    """N-space likelihood state of ``N`` points (in the other forms: (1, 1) / (1,) stand-ins).
+
+    A (N, N) float64: shared-leaf counts Phi Phi^T (exact integers); Kinv (N, N) float64:
+    K^-1; alpha (N,) float64: K^-1 y; scal (2,) float64: [y^T K^-1 y, log|K|].
+    """
+
+    A: np.ndarray
+    Kinv: np.ndarray
+    alpha: np.ndarray
+    scal: np.ndarray
+
+
+class LeafSpaceState(NamedTuple):
+    """Leaf-space likelihood state: ``P`` leaf columns in storage for ``Pcap`` (in the other
+    forms: size-1 stand-ins, except ``lcol``, which always has the forest's shape).
+
+    C (Pcap, Pcap) float64: co-occurrence counts Phi^T Phi (exact integers); Ginv (Pcap, Pcap)
+    float64: G^-1; b (Pcap,) float64: Phi^T y; beta (Pcap,) float64: G^-1 b; scal (4,)
+    float64: [b^T G^-1 b, log|G|, sigma2 of the factorization, y^T y]; P (1,) int64: the
+    number of columns in use (leading block of the arrays above);
+    lcol (m, C) int64: leaf column of each leaf node, -1 elsewhere; owner (Pcap, 2) int64:
+    (tree, node) of each column; pcol (N, m) int64: each point's column per tree (point-major,
+    so a mover's m columns are adjacent).
+    """
+
+    C: np.ndarray
+    Ginv: np.ndarray
+    b: np.ndarray
+    beta: np.ndarray
+    scal: np.ndarray
+    P: np.ndarray
+    lcol: np.ndarray
+    owner: np.ndarray
+    pcol: np.ndarray
+
+
+class Likelihood(NamedTuple):
+    """The likelihood form in use (``mode``: FLAT, NSPACE or LEAFSPACE, int) and both states;
+    only the state of the form in use is live."""
+
+    mode: int
+    n: NSpaceState
+    leaf: LeafSpaceState
+
+
+class NUpdate(NamedTuple):
+    """Scratch: an N-space rank-2 update, from the proposal through ``n_eval`` to ``n_apply``.
+
+    p_idx (N',) int64, p_val (N',) float64: the sparse vector p (N' = max(N, 1));
+    is_mover (N',) bool: marks the movers while p is collected (all False between moves);
+    KW (2, N) float64: K^-1 [p, q] as rows; Sinv (2, 2) float64; a (2,) float64: [p, q]^T alpha.
+    """
+
+    p_idx: np.ndarray
+    p_val: np.ndarray
+    is_mover: np.ndarray
+    KW: np.ndarray
+    Sinv: np.ndarray
+    a: np.ndarray
+
+
+class LeafUpdate(NamedTuple):
+    """Scratch: a leaf-space move from ``leaf_eval`` to ``leaf_apply``.
+
+    c (Pcap,) float64: Phi^T v (the caller fills it); U (2, Pcap) float64: [G^-1 c, G^-1 e] as
+    rows; Sinv (2, 2) float64; r (3,) float64: [r0, r1, v^T y] with [r0, r1] = U^T b*.
+    """
+
+    c: np.ndarray
+    U: np.ndarray
+    Sinv: np.ndarray
+    r: np.ndarray
 
 
 @njit(cache=True, nogil=True)
@@ -111,30 +192,32 @@ def n_factor(A, y, m, sigma2, work):
 
 
 @njit(cache=True, nogil=True)
-def n_install(L, y, Kinv, alpha, scal, quad, logdet):
-    """Adopt the factorization L of K: K^-1, alpha = K^-1 y and scal = [quad, logdet]."""
-    _install_inverse(L, y, Kinv, alpha)
-    scal[0] = quad
-    scal[1] = logdet
+def n_install(L, y, ns, quad, logdet):
+    """Adopt the factorization L of K into ``ns``: K^-1, alpha = K^-1 y, [quad, logdet]."""
+    _install_inverse(L, y, ns.Kinv, ns.alpha)
+    ns.scal[0] = quad
+    ns.scal[1] = logdet
 
 
 @njit(cache=True, nogil=True)
-def n_refresh(A, y, m, sigma2, Kinv, alpha, scal):
-    """Recompute K^-1, alpha, and scal = [quad, logdet] from the exact counts A."""
-    quad, logdet, L = n_factor(A, y, m, sigma2, alpha)
+def n_refresh(ns, y, m, sigma2, work):
+    """Recompute the N-space state ``ns`` from its exact counts A (``work``: (>= N,) scratch)."""
+    quad, logdet, L = n_factor(ns.A, y, m, sigma2, work)
     if np.isnan(logdet):
         return False
-    n_install(L, y, Kinv, alpha, scal, quad, logdet)
+    n_install(L, y, ns, quad, logdet)
     return True
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def n_eval(Kinv, alpha, scal, m, p_idx, p_val, n_p, q_idx, q_val, n_q, KW, Sinv, aW):
-    """Quad and logdet after adding (p q^T + q p^T) / m to K; keeps factors for ``n_apply``.
+def n_eval(ns, m, p_idx, p_val, n_p, q_idx, q_val, n_q, upd):
+    """Quad and logdet after adding (p q^T + q p^T) / m to K; keeps factors in ``upd``.
 
     ``p`` and ``q`` are sparse: indices ``p_idx[:n_p]`` with values ``p_val[:n_p]``.
     Returns (quad*, logdet*); logdet* is nan if the update is numerically not PD.
     """
+    Kinv, alpha, scal = ns.Kinv, ns.alpha, ns.scal
+    KW, Sinv = upd.KW, upd.Sinv
     n = Kinv.shape[0]
     for i in range(n):
         KW[0, i] = 0.0
@@ -166,18 +249,21 @@ def n_eval(Kinv, alpha, scal, m, p_idx, p_val, n_p, q_idx, q_val, n_q, KW, Sinv,
     if not det > 0.0:
         return scal[0], np.nan
     _inverse2(h00, h01 + m, h11, Sinv)  # S = D^-1 + H with D = [[0, 1], [1, 0]] / m
-    aW[0] = a0
-    aW[1] = a1
+    upd.a[0] = a0
+    upd.a[1] = a1
     quad = scal[0] - _quad2(Sinv, a0, a1)
     return quad, scal[1] + math.log(det)
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def n_apply(Kinv, alpha, KW, Sinv, aW):
-    """Accept the update prepared by ``n_eval``: K^-1 -= KW S^-1 KW^T (O(N^2))."""
+def n_apply(ns, upd, quad, logdet):
+    """Accept the update ``n_eval`` prepared in ``upd`` (which returned quad, logdet):
+    K^-1 -= KW S^-1 KW^T (O(N^2))."""
+    Kinv, alpha = ns.Kinv, ns.alpha
+    KW, Sinv, a = upd.KW, upd.Sinv, upd.a
     n = Kinv.shape[0]
-    c0 = Sinv[0, 0] * aW[0] + Sinv[0, 1] * aW[1]
-    c1 = Sinv[1, 0] * aW[0] + Sinv[1, 1] * aW[1]
+    c0 = Sinv[0, 0] * a[0] + Sinv[0, 1] * a[1]
+    c1 = Sinv[1, 0] * a[0] + Sinv[1, 1] * a[1]
     for i in range(n):
         g0 = KW[0, i] * Sinv[0, 0] + KW[1, i] * Sinv[1, 0]
         g1 = KW[0, i] * Sinv[0, 1] + KW[1, i] * Sinv[1, 1]
@@ -185,18 +271,25 @@ def n_apply(Kinv, alpha, KW, Sinv, aW):
         for k in range(n):
             row[k] -= g0 * KW[0, k] + g1 * KW[1, k]
         alpha[i] -= KW[0, i] * c0 + KW[1, i] * c1
+    ns.scal[0] = quad
+    ns.scal[1] = logdet
 
 
 # -------------------------------------------------------------------------- leaf space
 
 
 @njit(cache=True, nogil=True)
+def leaf_quad_logdet_of(quadb, logdet_g, sigma2, yy, n_pts, n_leaves, m):
+    """(y^T K^-1 y, log|K|) from b^T G^-1 b, log|G|, sigma2 and y^T y."""
+    quad = (yy - quadb) / sigma2
+    logdet = (n_pts - n_leaves) * math.log(sigma2) + logdet_g - n_leaves * math.log(m)
+    return quad, logdet
+
+
+@njit(cache=True, nogil=True)
 def leaf_quad_logdet(scal, n_pts, n_leaves, m):
     """(y^T K^-1 y, log|K|) from leaf-space scalars scal = [b^T G^-1 b, log|G|, sigma2, y^T y]."""
-    sigma2 = scal[2]
-    quad = (scal[3] - scal[0]) / sigma2
-    logdet = (n_pts - n_leaves) * math.log(sigma2) + scal[1] - n_leaves * math.log(m)
-    return quad, logdet
+    return leaf_quad_logdet_of(scal[0], scal[1], scal[2], scal[3], n_pts, n_leaves, m)
 
 
 @njit(cache=True, nogil=True)
@@ -209,27 +302,30 @@ def leaf_factor(C, b, P, m, sigma2, work):
 
 
 @njit(cache=True, nogil=True)
-def leaf_install(L, b, P, Ginv, beta, scal, quadb, logdet, sigma2):
-    """Adopt the factorization L of G: G^-1, beta = G^-1 b and scal[0:3]."""
-    _install_inverse(L, b[:P], Ginv, beta)
-    scal[0] = quadb
-    scal[1] = logdet
-    scal[2] = sigma2
+def leaf_install(L, ls, quadb, logdet, sigma2):
+    """Adopt the factorization L of G into ``ls``: G^-1, beta = G^-1 b and scal[0:3]."""
+    _install_inverse(L, ls.b[:ls.P[0]], ls.Ginv, ls.beta)
+    ls.scal[0] = quadb
+    ls.scal[1] = logdet
+    ls.scal[2] = sigma2
 
 
 @njit(cache=True, nogil=True)
-def leaf_refresh(C, b, P, m, sigma2, Ginv, beta, scal):
-    """Recompute G^-1, beta = G^-1 b and scal[0:3] from the exact counts C."""
-    quadb, logdet, L = leaf_factor(C, b, P, m, sigma2, beta)
+def leaf_refresh(ls, m, sigma2, work):
+    """Recompute the leaf-space state ``ls`` from its exact counts C (``work``: (>= P,))."""
+    quadb, logdet, L = leaf_factor(ls.C, ls.b, ls.P[0], m, sigma2, work)
     if np.isnan(logdet):
         return False
-    leaf_install(L, b, P, Ginv, beta, scal, quadb, logdet, sigma2)
+    leaf_install(L, ls, quadb, logdet, sigma2)
     return True
 
 
 @njit(cache=True, nogil=True)
-def leaf_append(Ginv, C, b, beta, P, m, scal):
-    """Add an empty leaf column at index P (the caller increments P)."""
+def leaf_append(ls, m):
+    """Add an empty leaf column at index P and count it (P += 1)."""
+    Ginv, C, b, beta, scal = ls.Ginv, ls.C, ls.b, ls.beta, ls.scal
+    P = ls.P[0]
+    ls.P[0] = P + 1
     for i in range(P + 1):
         Ginv[P, i] = 0.0
         Ginv[i, P] = 0.0
@@ -242,18 +338,22 @@ def leaf_append(Ginv, C, b, beta, P, m, scal):
 
 
 @njit(cache=True, nogil=True)
-def leaf_drop_last(P, m, scal):
-    """Undo ``leaf_append`` (column P - 1 is empty): only log|G| changes."""
-    scal[1] -= math.log(m * scal[2])
+def leaf_drop_last(ls, m):
+    """Undo ``leaf_append`` (column P - 1 is empty): only log|G| and P change."""
+    ls.P[0] -= 1
+    ls.scal[1] -= math.log(m * ls.scal[2])
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def leaf_eval(Ginv, beta, scal, P, c, nv, ys, src, dst, U, Sinv, rW):
+def leaf_eval(ls, nv, ys, src, dst, upd):
     """b^T G*^-1 b* and log|G*| after moving points from column ``src`` to ``dst``.
 
-    ``c`` (P,) = Phi^T v, ``nv`` = v^T v, ``ys`` = v^T y. Fills U = [G^-1 c, G^-1 e] as rows (2, P),
-    S^-1 and r = U^T b* for ``leaf_apply``. Returns (quadb*, logdetG*) (nan if not PD).
+    ``upd.c`` (P,) = Phi^T v, ``nv`` = v^T v, ``ys`` = v^T y. Fills the rest of ``upd`` for
+    ``leaf_apply``. Returns (quadb*, logdetG*) (nan if not PD).
     """
+    Ginv, beta, scal = ls.Ginv, ls.beta, ls.scal
+    P = ls.P[0]
+    c, U, Sinv, r = upd
     h00 = 0.0
     h01 = 0.0
     cb = 0.0
@@ -276,20 +376,24 @@ def leaf_eval(Ginv, beta, scal, P, c, nv, ys, src, dst, U, Sinv, rW):
     eb = beta[dst] - beta[src]
     r0 = cb + ys * h01
     r1 = eb + ys * h11
-    rW[0] = r0
-    rW[1] = r1
-    rW[2] = ys
+    r[0] = r0
+    r[1] = r1
+    r[2] = ys
     bgb = scal[0] + 2.0 * ys * eb + ys * ys * h11
     quadb = bgb - _quad2(Sinv, r0, r1)
     return quadb, scal[1] + math.log(det)
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def leaf_apply(Ginv, C, b, beta, P, c, nv, src, dst, U, Sinv, rW):
-    """Accept the move prepared by ``leaf_eval``: update G^-1, beta, b and the counts C."""
-    r0 = rW[0]
-    r1 = rW[1]
-    ys = rW[2]
+def leaf_apply(ls, nv, src, dst, upd, quadb, logdet):
+    """Accept the move ``leaf_eval`` prepared in ``upd`` (which returned quadb, logdet):
+    update G^-1, beta, b, the counts C and scal[0:2]."""
+    Ginv, C, b, beta = ls.Ginv, ls.C, ls.b, ls.beta
+    P = ls.P[0]
+    c, U, Sinv, r = upd
+    r0 = r[0]
+    r1 = r[1]
+    ys = r[2]
     t0 = Sinv[0, 0] * r0 + Sinv[0, 1] * r1
     t1 = Sinv[1, 0] * r0 + Sinv[1, 1] * r1
     for i in range(P):
@@ -311,11 +415,17 @@ def leaf_apply(Ginv, C, b, beta, P, c, nv, src, dst, U, Sinv, rW):
     C[src, src] += nv
     C[dst, src] -= nv
     C[src, dst] -= nv
+    ls.scal[0] = quadb
+    ls.scal[1] = logdet
 
 
 @njit(cache=True, nogil=True)
-def leaf_swap_remove(Ginv, C, b, beta, P, col, m, scal):
-    """Remove empty column ``col`` by moving column P - 1 into its place (caller: P -= 1)."""
+def leaf_swap_remove(ls, col, m):
+    """Remove empty column ``col`` by moving column P - 1 into its place, and count it out
+    (P -= 1); the columns' bookkeeping (lcol, owner, pcol) is the caller's."""
+    Ginv, C, b, beta, scal = ls.Ginv, ls.C, ls.b, ls.beta, ls.scal
+    P = ls.P[0]
+    ls.P[0] = P - 1
     last = P - 1
     if col != last:
         for i in range(P):

@@ -15,6 +15,7 @@ variance, which is 1 after standardization). Paper defaults: nu=3, q=0.9.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -24,26 +25,45 @@ from bofire_bark.engine.forest import (
     CATEGORICAL,
     DISCRETE,
     LEAF,
+    Forest,
+    Space,
     can_split,
+    new_subspace,
     node_subspace,
     split_leaf,
 )
 from bofire_bark.engine.rng import randint, uniform
 
 
+class TreePrior(NamedTuple):
+    """The tree prior's depth parameters: a splittable node at depth d is internal with
+    probability ``alpha (1 + d)^-beta`` (floats)."""
+
+    alpha: float
+    beta: float
+
+
+class NoisePrior(NamedTuple):
+    """InvGamma(shape, scale) prior of the noise variance (floats, standardized units)."""
+
+    shape: float
+    scale: float
+
+
 @njit(cache=True, nogil=True)
-def split_prob(alpha, beta, depth):
+def split_prob(prior, depth):
     """Prior probability that a splittable node at ``depth`` is internal."""
-    return alpha * (1.0 + depth) ** (-beta)
+    return prior.alpha * (1.0 + depth) ** (-prior.beta)
 
 
 @njit(cache=True, nogil=True)
-def draw_rule(state, kinds, lo, hi, cats, rule_mask):
-    """Draw a split rule from the node's subspace; returns (feature, threshold).
+def draw_rule(state, kinds, sub, rule_mask):
+    """Draw a split rule from the node's subspace ``sub``; returns (feature, threshold).
 
     For a categorical feature the subset sent left is written to ``rule_mask`` (W,).
     Returns feature -1 when no feature can split.
     """
+    lo, hi, cats = sub
     d = kinds.shape[0]
     n_ok = 0
     for j in range(d):
@@ -87,21 +107,25 @@ def draw_rule(state, kinds, lo, hi, cats, rule_mask):
 
 
 @njit(cache=True, nogil=True)
-def log_leaf_factor(alpha, beta, depth, splittable):
+def log_leaf_factor(prior, depth, splittable):
     """log P(node is a leaf): log(1 - p_split) if the node could split, else 0."""
     if not splittable:
         return 0.0
-    return math.log1p(-split_prob(alpha, beta, depth))
+    return math.log1p(-split_prob(prior, depth))
 
 
 @njit(cache=True, nogil=True)
-def sample_prior_forest(state, feat, thr, mask, left, right, parent, depth, kinds, lower, upper,
-                        n_values, alpha, beta, lo, hi, cats, rule_mask):
-    """Overwrite every tree of the forest with a draw from the tree prior.
+def sample_prior_forest(state, forest, space, prior):
+    """Overwrite every tree of ``forest`` with a draw from the tree prior.
 
     Returns 0, or -1 when a tree needs more node capacity than the arrays have (the caller
     grows the arrays and draws again with a fresh state copy).
     """
+    feat, left, right, parent, depth = (forest.feat, forest.left, forest.right, forest.parent,
+                                        forest.depth)
+    kinds = space.kinds
+    sub = new_subspace(kinds.shape[0], forest.mask.shape[2])
+    rule_mask = np.zeros(forest.mask.shape[2], dtype=np.uint64)
     m, cap = feat.shape
     for t in range(m):
         for k in range(cap):
@@ -115,17 +139,15 @@ def sample_prior_forest(state, feat, thr, mask, left, right, parent, depth, kind
         # breadth-first: nodes are created in order, so scanning forward visits each once
         k = 0
         while k < n_used:
-            node_subspace(feat, thr, mask, left, parent, kinds, lower, upper, n_values, t, k,
-                          lo, hi, cats)
-            j, th = draw_rule(state, kinds, lo, hi, cats, rule_mask)
-            if j >= 0 and uniform(state) < split_prob(alpha, beta, depth[t, k]):
+            node_subspace(forest, space, t, k, sub)
+            j, th = draw_rule(state, kinds, sub, rule_mask)
+            if j >= 0 and uniform(state) < split_prob(prior, depth[t, k]):
                 if n_used + 2 > cap:
                     return -1
                 a = n_used
                 b = n_used + 1
                 n_used += 2
-                split_leaf(feat, thr, mask, left, right, parent, depth, kinds, t, k, j, th,
-                           rule_mask, a, b)
+                split_leaf(forest, kinds, t, k, j, th, rule_mask, a, b)
             k += 1
     return 0
 
@@ -141,9 +163,9 @@ def noise_prior_scale(nu: float, q: float) -> float:
 
 
 @njit(cache=True, nogil=True)
-def log_noise_prior(sigma2, shape, scale):
-    """Log density of InvGamma(shape, scale) at sigma2, up to a constant."""
-    return -(shape + 1.0) * math.log(sigma2) - scale / sigma2
+def log_noise_prior(sigma2, prior):
+    """Log density of the InvGamma ``prior`` (a ``NoisePrior``) at sigma2, up to a constant."""
+    return -(prior.shape + 1.0) * math.log(sigma2) - prior.scale / sigma2
 
 
 def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
@@ -157,16 +179,13 @@ def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
     """
     from bofire_bark.engine.forest import empty_forest, n_words
 
-    d = len(kinds)
     w = n_words(n_values)
+    space = Space(kinds, lower, upper, n_values)
+    prior = TreePrior(float(alpha), float(beta))
     while True:
         forest = empty_forest(m, capacity, w)
         saved = state.copy()
-        status = sample_prior_forest(
-            state, forest["feat"], forest["thr"], forest["mask"], forest["left"],
-            forest["right"], forest["parent"], forest["depth"], kinds, lower, upper, n_values,
-            alpha, beta, np.empty(d), np.empty(d), np.zeros((d, w), dtype=np.uint64),
-            np.zeros(w, dtype=np.uint64))
+        status = sample_prior_forest(state, Forest.of(forest), space, prior)
         if status == 0:
             return forest
         state[:] = saved

@@ -24,6 +24,7 @@ that cannot split) leaves the tree as it is, which keeps the chain exactly rever
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -33,14 +34,21 @@ from bofire_bark.engine.forest import (
     DISCRETE,
     FREE,
     LEAF,
+    Subspace,
     count_leaves_and_twigs,
     free_pair,
     n_splittable,
+    new_subspace,
     node_subspace,
     nth_node,
     split_leaf,
 )
 from bofire_bark.engine.likelihood import (
+    FLAT,
+    LEAFSPACE,
+    NSPACE,
+    LeafUpdate,
+    NUpdate,
     leaf_append,
     leaf_apply,
     leaf_drop_last,
@@ -48,6 +56,7 @@ from bofire_bark.engine.likelihood import (
     leaf_factor,
     leaf_install,
     leaf_quad_logdet,
+    leaf_quad_logdet_of,
     leaf_refresh,
     leaf_swap_remove,
     n_apply,
@@ -59,21 +68,80 @@ from bofire_bark.engine.likelihood import (
 from bofire_bark.engine.priors import draw_rule, log_leaf_factor, log_noise_prior, split_prob
 from bofire_bark.engine.rng import normal, uniform
 
-FLAT = 0
-NSPACE = 1
-LEAFSPACE = 2
-
 GROW = 0
 PRUNE = 1
 CHANGE = 2
 NOISE = 3
 
 
+class Data(NamedTuple):
+    """The data a chain is fitted to, and where it sits in the forest.
+
+    X (N, D) float64: encoded inputs; y (N,) float64: standardized outputs; leaf_of (m, N)
+    int64: the leaf node each point reaches in each tree (kept in step with the forest).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    leaf_of: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """Work space of one chain's steps; each buffer has one purpose, no two share memory.
+
+    node: ``Subspace`` of the node a rule is drawn for (grow, change).
+    child: ``Subspace`` of a child of the prune / change candidate (its leaf factor).
+    rule_mask (W,) uint64: the categories a drawn categorical rule sends left.
+    mv_idx (N',) int64, mv_sgn (N',) float64: the points a move relocates and their signs in
+    v (N' = max(N, 1)).
+    n_upd: ``NUpdate`` (KW has N columns in N-space, 1 otherwise).
+    leaf_upd: ``LeafUpdate`` (Pcap columns, the leaf-column storage; 1 outside leaf space).
+    work (max(N, Pcap, 1),) float64: forward substitution of a full factorization (noise step,
+    refresh).
+    """
+
+    node: Subspace
+    child: Subspace
+    rule_mask: np.ndarray
+    mv_idx: np.ndarray
+    mv_sgn: np.ndarray
+    n_upd: NUpdate
+    leaf_upd: LeafUpdate
+    work: np.ndarray
+
+
+class Move(NamedTuple):
+    """A proposed relocation of points in tree ``t`` (int64 fields): the ``n_mv`` points of
+    ``Scratch.mv_idx`` go from leaf node ``src`` to leaf node ``dst``, whose leaf-space columns
+    are ``src_col`` and ``dst_col`` (0 in the other forms). A point with sign -1 goes the
+    other way (change moves)."""
+
+    t: int
+    src: int
+    dst: int
+    n_mv: int
+    src_col: int
+    dst_col: int
+
+
 @njit(cache=True, nogil=True)
-def _child_splittable(kinds, lo, hi, cats, j, th, rule_mask, go_left, n_other):
-    """Whether a child of a node (subspace lo/hi/cats) split on (j, th, mask) can split."""
+def new_scratch(n_pts, d, w, pcap, mode):
+    """Scratch space for N points, D features, W mask words and Pcap leaf columns."""
+    n = max(n_pts, 1)
+    n_upd = NUpdate(np.empty(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.bool_),
+                    np.empty((2, n_pts if mode == NSPACE else 1)), np.empty((2, 2)), np.empty(2))
+    leaf_upd = LeafUpdate(np.empty(pcap), np.empty((2, pcap)), np.empty((2, 2)), np.empty(3))
+    return Scratch(new_subspace(d, w), new_subspace(d, w), np.zeros(w, dtype=np.uint64),
+                   np.empty(n, dtype=np.int64), np.empty(n), n_upd, leaf_upd,
+                   np.empty(max(n_pts, pcap, 1)))
+
+
+@njit(cache=True, nogil=True)
+def _child_splittable(kinds, sub, j, th, rule_mask, go_left, n_other):
+    """Whether a child of a node (subspace ``sub``) split on (j, th, mask) can split."""
     if n_other > 0:
         return True
+    lo, hi, cats = sub
     if kinds[j] == CATEGORICAL:
         count = 0
         for w in range(cats.shape[1]):
@@ -97,211 +165,199 @@ def _goes_left(kinds, x, j, th, rule_mask):
     return x[j] <= th
 
 
-@njit(cache=True, nogil=True)
-def current_loglik(mode, nscal, lscal, P, n_pts, m):
-    if mode == NSPACE:
-        return -0.5 * (nscal[0] + nscal[1])
-    if mode == LEAFSPACE:
-        quad, logdet = leaf_quad_logdet(lscal, n_pts, P, m)
+@njit(cache=True, nogil=True, inline="always")
+def current_loglik(lik, n_pts, m):
+    if lik.mode == NSPACE:
+        return -0.5 * (lik.n.scal[0] + lik.n.scal[1])
+    if lik.mode == LEAFSPACE:
+        quad, logdet = leaf_quad_logdet(lik.leaf.scal, n_pts, lik.leaf.P[0], m)
         return -0.5 * (quad + logdet)
     return 0.0
 
 
-@njit(cache=True, nogil=True)
-def _evaluate_move(
-    mode, t, src_node, dst_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
-    Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-    Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col,
-):
-    """Log-likelihood after moving ``mv_idx[:n_mv]`` (signs ``mv_sgn``) from src to dst leaf.
+# The accept test is inlined into tree_step and split by likelihood form, so that each call
+# passes only the arrays its form uses: numba passes every array of a tuple argument as 7-9
+# scalars, and each array it takes out of a tuple into a variable costs an atomic reference
+# count increment and decrement.
 
-    Returns (new loglik, quad*, logdet*, nv) and leaves the factors for ``_apply_move``.
+
+@njit(cache=True, nogil=True)
+def _evaluate_n(move, leaf_of, ns, m, mv_idx, mv_sgn, upd):
+    """N-space log-likelihood after ``move`` (its points ``mv_idx[:n_mv]``, signs ``mv_sgn``).
+
+    Returns (new loglik, quad*, logdet*, n_p), n_p the length of p, and leaves the factors in
+    ``upd`` (an ``NUpdate``) for ``_apply_n``.
     """
-    n_pts = y.shape[0]
-    if mode == NSPACE:
-        # p = Phi e + v: the non-moving points of dst (+1) and src (-1)
-        # p_val doubles as a mover marker while p is collected (movers are 0 in p)
-        for a in range(n_mv):
-            p_val[mv_idx[a]] = 2.0
-        n_p = 0
-        for n in range(n_pts):
-            leaf = leaf_of[t, n]
-            if (leaf == dst_node or leaf == src_node) and p_val[n] != 2.0:
-                p_idx[n_p] = n
-                n_p += 1
-        for a in range(n_mv):
-            p_val[mv_idx[a]] = 0.0
-        for a in range(n_p):
-            p_val[a] = 1.0 if leaf_of[t, p_idx[a]] == dst_node else -1.0
-        quad, logdet = n_eval(Kinv, alpha, nscal, m, p_idx, p_val, n_p, mv_idx, mv_sgn, n_mv,
-                              KW, Sinv, aW)
-        return -0.5 * (quad + logdet), quad, logdet, float(n_p)
-    P = Pbox[0]
+    # p = Phi e + v: the non-moving points of dst (+1) and src (-1)
+    is_mover, p_idx, p_val = upd.is_mover, upd.p_idx, upd.p_val
+    t = move.t
+    for a in range(move.n_mv):
+        is_mover[mv_idx[a]] = True
+    n_p = 0
+    for n in range(leaf_of.shape[1]):
+        leaf = leaf_of[t, n]
+        if (leaf == move.dst or leaf == move.src) and not is_mover[n]:
+            p_idx[n_p] = n
+            n_p += 1
+    for a in range(move.n_mv):
+        is_mover[mv_idx[a]] = False
+    for a in range(n_p):
+        p_val[a] = 1.0 if leaf_of[t, p_idx[a]] == move.dst else -1.0
+    quad, logdet = n_eval(ns, m, p_idx, p_val, n_p, mv_idx, mv_sgn, move.n_mv, upd)
+    return -0.5 * (quad + logdet), quad, logdet, n_p
+
+
+@njit(cache=True, nogil=True)
+def _apply_n(move, ns, mv_idx, mv_sgn, upd, quad, logdet, n_p):
+    """Adopt the move ``_evaluate_n`` prepared (which returned quad, logdet, n_p)."""
+    n_apply(ns, upd, quad, logdet)
+    A = ns.A
+    for a in range(n_p):
+        i = upd.p_idx[a]
+        for c in range(move.n_mv):
+            k = mv_idx[c]
+            delta = upd.p_val[a] * mv_sgn[c]
+            A[i, k] += delta
+            A[k, i] += delta
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_leaf(move, y, ls, m, mv_idx, mv_sgn, upd):
+    """Leaf-space log-likelihood after ``move``; returns (new loglik, quadb*, logdetG*) and
+    leaves the factors in ``upd`` (a ``LeafUpdate``) for ``leaf_apply``."""
+    P = ls.P[0]
+    c = upd.c
     for i in range(P):
-        cvec[i] = 0.0
+        c[i] = 0.0
     ys = 0.0
-    for a in range(n_mv):
+    for a in range(move.n_mv):
         n = mv_idx[a]
         s = mv_sgn[a]
         ys += s * y[n]
         for tt in range(m):
-            cvec[pcol[n, tt]] += s
-    quadb, logdetg = leaf_eval(Ginv, beta, lscal, P, cvec, float(n_mv), ys, src_col, dst_col,
-                               U, Sinv, rW)
-    saved0 = lscal[0]
-    saved1 = lscal[1]
-    lscal[0] = quadb
-    lscal[1] = logdetg
-    quad, logdet = leaf_quad_logdet(lscal, n_pts, P, m)
-    lscal[0] = saved0
-    lscal[1] = saved1
-    return -0.5 * (quad + logdet), quadb, logdetg, float(n_mv)
+            c[ls.pcol[n, tt]] += s
+    quadb, logdetg = leaf_eval(ls, float(move.n_mv), ys, move.src_col, move.dst_col, upd)
+    quad, logdet = leaf_quad_logdet_of(quadb, logdetg, ls.scal[2], ls.scal[3], y.shape[0], P, m)
+    return -0.5 * (quad + logdet), quadb, logdetg
 
 
-@njit(cache=True, nogil=True)
-def _apply_move(
-    mode, n_mv, mv_idx, mv_sgn, quad, logdet, nv,
-    Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-    Ginv, Cmat, b, beta, lscal, Pbox, cvec, U, rW, src_col, dst_col,
-):
-    if mode == NSPACE:
-        n_apply(Kinv, alpha, KW, Sinv, aW)
-        nscal[0] = quad
-        nscal[1] = logdet
-        n_p = np.int64(nv)
-        for a in range(n_p):
-            i = p_idx[a]
-            for c in range(n_mv):
-                k = mv_idx[c]
-                delta = p_val[a] * mv_sgn[c]
-                A[i, k] += delta
-                A[k, i] += delta
-    elif mode == LEAFSPACE:
-        leaf_apply(Ginv, Cmat, b, beta, Pbox[0], cvec, nv, src_col, dst_col, U, Sinv, rW)
-        lscal[0] = quad
-        lscal[1] = logdet
-
-
-@njit(cache=True, nogil=True)
-def _decide(
-    state, mode, log_r, old_ll, t, src_node, dst_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
-    Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-    Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col,
-):
+@njit(cache=True, nogil=True, inline="always")
+def _decide(state, log_r, old_ll, move, data, lik, m, sc):
     """Metropolis-Hastings test of a tree move; on acceptance the likelihood state follows.
 
     ``log_r`` holds the prior and proposal terms; a move that relocates no point leaves the
     likelihood unchanged and is decided on them alone.
     """
-    touched = mode != FLAT and n_mv > 0
+    touched = lik.mode != FLAT and move.n_mv > 0
     new_ll = old_ll
     quad = 0.0
     logdet = 0.0
-    nv = 0.0
+    n_p = 0
     if touched:
-        new_ll, quad, logdet, nv = _evaluate_move(
-            mode, t, src_node, dst_node, n_mv, mv_idx, mv_sgn, y, leaf_of, m,
-            Kinv, alpha, nscal, p_idx, p_val, KW, Sinv, aW,
-            Ginv, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col)
+        if lik.mode == NSPACE:
+            new_ll, quad, logdet, n_p = _evaluate_n(move, data.leaf_of, lik.n, m, sc.mv_idx,
+                                                    sc.mv_sgn, sc.n_upd)
+        else:
+            new_ll, quad, logdet = _evaluate_leaf(move, data.y, lik.leaf, m, sc.mv_idx,
+                                                  sc.mv_sgn, sc.leaf_upd)
     if np.isnan(new_ll) or not math.log(uniform(state)) < log_r + new_ll - old_ll:
         return False
     if touched:
-        _apply_move(mode, n_mv, mv_idx, mv_sgn, quad, logdet, nv,
-                    Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-                    Ginv, Cmat, b, beta, lscal, Pbox, cvec, U, rW, src_col, dst_col)
+        if lik.mode == NSPACE:
+            _apply_n(move, lik.n, sc.mv_idx, sc.mv_sgn, sc.n_upd, quad, logdet, n_p)
+        else:
+            leaf_apply(lik.leaf, float(move.n_mv), move.src_col, move.dst_col, sc.leaf_upd, quad,
+                       logdet)
     return True
 
 
 @njit(cache=True, nogil=True)
-def tree_step(
-    state, t, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
-    feat, thr, mask, left, right, parent, depth, leaf_of,
-    mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox, pcol,
-    lo, hi, cats, rule_mask, lo2, hi2, cats2, mv_idx, mv_sgn, p_idx, p_val,
-    KW, Sinv, aW, cvec, U, rW, stats,
-):
-    """One grow / prune / change proposal on tree ``t``. Returns 1 if accepted, else 0."""
-    m = feat.shape[0]
-    n_pts = y.shape[0]
+def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
+    """One grow / prune / change proposal on tree ``t``. Returns 1 if accepted, else 0.
+
+    ``forest`` (``Forest``), ``data`` (``Data``: its leaf_of) and ``lik`` (``Likelihood``)
+    follow an accepted move; ``space`` is the ``Space``, ``prior`` the ``TreePrior``, ``sc``
+    the ``Scratch``; ``stats`` (4, 2) int64 counts proposals and acceptances per move type.
+    """
+    # Arrays are reached through their structures, not bound to locals: a local holding an
+    # array of a live tuple costs an atomic reference count increment and decrement per call
+    # (binding them all made 12 % more such operations per sweep than a3522af).
+    mode = lik.mode
+    m = forest.feat.shape[0]
+    n_pts = data.y.shape[0]
     u = uniform(state)
     move = GROW if u < 0.25 else (PRUNE if u < 0.5 else CHANGE)
     stats[move, 0] += 1
-    w0, w1 = count_leaves_and_twigs(feat, left, right, t)
-    old_ll = current_loglik(mode, nscal, lscal, Pbox[0], n_pts, m)
+    w0, w1 = count_leaves_and_twigs(forest, t)
+    old_ll = current_loglik(lik, n_pts, m)
 
     if move == GROW:
-        eta = nth_node(feat, left, right, t, np.int64(uniform(state) * w0) % w0, False)
-        node_subspace(feat, thr, mask, left, parent, kinds, lower, upper, n_values, t, eta,
-                      lo, hi, cats)
-        n_ok = n_splittable(kinds, lo, hi, cats)
-        j, th = draw_rule(state, kinds, lo, hi, cats, rule_mask)
+        eta = nth_node(forest, t, np.int64(uniform(state) * w0) % w0, False)
+        node_subspace(forest, space, t, eta, sc.node)
+        n_ok = n_splittable(space.kinds, sc.node)
+        j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask)
         if j < 0:
             uniform(state)  # keep one draw per step for the accept test, for symmetry of streams
             return 0
-        d = depth[t, eta]
-        s_l = _child_splittable(kinds, lo, hi, cats, j, th, rule_mask, True, n_ok - 1)
-        s_r = _child_splittable(kinds, lo, hi, cats, j, th, rule_mask, False, n_ok - 1)
-        p_eta = parent[t, eta]
+        d = forest.depth[t, eta]
+        s_l = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, True, n_ok - 1)
+        s_r = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, False, n_ok - 1)
+        p_eta = forest.parent[t, eta]
         parent_was_twig = False
         if p_eta >= 0:
-            sib = left[t, p_eta] if right[t, p_eta] == eta else right[t, p_eta]
-            parent_was_twig = feat[t, sib] == LEAF
+            sib = forest.left[t, p_eta] if forest.right[t, p_eta] == eta else forest.right[t, p_eta]
+            parent_was_twig = forest.feat[t, sib] == LEAF
         w1_new = w1 if parent_was_twig else w1 + 1
-        log_r = (math.log(w0) - math.log(w1_new) + math.log(split_prob(alpha_p, beta_p, d))
-                 + log_leaf_factor(alpha_p, beta_p, d + 1, s_l)
-                 + log_leaf_factor(alpha_p, beta_p, d + 1, s_r)
-                 - log_leaf_factor(alpha_p, beta_p, d, True))
+        log_r = (math.log(w0) - math.log(w1_new) + math.log(split_prob(prior, d))
+                 + log_leaf_factor(prior, d + 1, s_l)
+                 + log_leaf_factor(prior, d + 1, s_r)
+                 - log_leaf_factor(prior, d, True))
         # The smaller side moves to the new leaf column (cost scales with the movers).
         n_eta = 0
         n_right = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == eta:
+            if data.leaf_of[t, n] == eta:
                 n_eta += 1
-                if not _goes_left(kinds, X[n], j, th, rule_mask):
+                if not _goes_left(space.kinds, data.X[n], j, th, sc.rule_mask):
                     n_right += 1
         move_right = 2 * n_right <= n_eta
         n_mv = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == eta and _goes_left(kinds, X[n], j, th, rule_mask) != move_right:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = 1.0
+            if (data.leaf_of[t, n] == eta
+                    and _goes_left(space.kinds, data.X[n], j, th, sc.rule_mask) != move_right):
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = 1.0
                 n_mv += 1
-        a_node, b_node = free_pair(feat, t)  # the sweep checked there is room
+        a_node, b_node = free_pair(forest.feat, t)  # the sweep checked there is room
         src_col = 0
         dst_col = 0
         if mode == LEAFSPACE:
-            P = Pbox[0]
-            leaf_append(Ginv, Cmat, b, beta, P, m, lscal)
-            Pbox[0] = P + 1
-            src_col = lcol[t, eta]
-            dst_col = P
-        if not _decide(state, mode, log_r, old_ll, t, eta, b_node, n_mv, mv_idx, mv_sgn, y,
-                       leaf_of, m,
-                       Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-                       Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col):
+            src_col = lik.leaf.lcol[t, eta]
+            dst_col = lik.leaf.P[0]
+            leaf_append(lik.leaf, m)  # the new leaf's column, empty until the move
+        if not _decide(state, log_r, old_ll, Move(t, eta, b_node, n_mv, src_col, dst_col),
+                       data, lik, m, sc):
             if mode == LEAFSPACE:
-                Pbox[0] -= 1
-                leaf_drop_last(Pbox[0], m, lscal)
+                leaf_drop_last(lik.leaf, m)
             return 0
-        split_leaf(feat, thr, mask, left, right, parent, depth, kinds, t, eta, j, th,
-                   rule_mask, a_node, b_node)
+        split_leaf(forest, space.kinds, t, eta, j, th, sc.rule_mask, a_node, b_node)
         stay = a_node if move_right else b_node
         go = b_node if move_right else a_node
         for n in range(n_pts):
-            if leaf_of[t, n] == eta:
-                leaf_of[t, n] = stay
+            if data.leaf_of[t, n] == eta:
+                data.leaf_of[t, n] = stay
         for a in range(n_mv):
-            leaf_of[t, mv_idx[a]] = go
+            data.leaf_of[t, sc.mv_idx[a]] = go
         if mode == LEAFSPACE:
             for a in range(n_mv):
-                pcol[mv_idx[a], t] = dst_col
-            lcol[t, stay] = src_col
-            lcol[t, go] = dst_col
-            lcol[t, eta] = -1
-            owner[src_col, 0] = t
-            owner[src_col, 1] = stay
-            owner[dst_col, 0] = t
-            owner[dst_col, 1] = go
+                lik.leaf.pcol[sc.mv_idx[a], t] = dst_col
+            lik.leaf.lcol[t, stay] = src_col
+            lik.leaf.lcol[t, go] = dst_col
+            lik.leaf.lcol[t, eta] = -1
+            lik.leaf.owner[src_col, 0] = t
+            lik.leaf.owner[src_col, 1] = stay
+            lik.leaf.owner[dst_col, 0] = t
+            lik.leaf.owner[dst_col, 1] = go
         stats[move, 1] += 1
         return 1
 
@@ -309,127 +365,117 @@ def tree_step(
     if w1 == 0:
         uniform(state)
         return 0
-    eta = nth_node(feat, left, right, t, np.int64(uniform(state) * w1) % w1, True)
-    d = depth[t, eta]
-    l_node = left[t, eta]
-    r_node = right[t, eta]
-    node_subspace(feat, thr, mask, left, parent, kinds, lower, upper, n_values, t, l_node,
-                  lo2, hi2, cats2)
-    s_l = n_splittable(kinds, lo2, hi2, cats2) > 0
-    node_subspace(feat, thr, mask, left, parent, kinds, lower, upper, n_values, t, r_node,
-                  lo2, hi2, cats2)
-    s_r = n_splittable(kinds, lo2, hi2, cats2) > 0
-    old_factor = (log_leaf_factor(alpha_p, beta_p, d + 1, s_l)
-                  + log_leaf_factor(alpha_p, beta_p, d + 1, s_r))
+    eta = nth_node(forest, t, np.int64(uniform(state) * w1) % w1, True)
+    d = forest.depth[t, eta]
+    l_node = forest.left[t, eta]
+    r_node = forest.right[t, eta]
+    node_subspace(forest, space, t, l_node, sc.child)
+    s_l = n_splittable(space.kinds, sc.child) > 0
+    node_subspace(forest, space, t, r_node, sc.child)
+    s_r = n_splittable(space.kinds, sc.child) > 0
+    old_factor = log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
 
     if move == PRUNE:
-        log_r = (math.log(w1) - math.log(w0 - 1) + log_leaf_factor(alpha_p, beta_p, d, True)
-                 - math.log(split_prob(alpha_p, beta_p, d)) - old_factor)
+        log_r = (math.log(w1) - math.log(w0 - 1) + log_leaf_factor(prior, d, True)
+                 - math.log(split_prob(prior, d)) - old_factor)
         # the smaller child's points move into the other child's column
         n_l = 0
         n_r = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == l_node:
+            if data.leaf_of[t, n] == l_node:
                 n_l += 1
-            elif leaf_of[t, n] == r_node:
+            elif data.leaf_of[t, n] == r_node:
                 n_r += 1
         from_node = r_node if n_r <= n_l else l_node
         to_node = l_node if n_r <= n_l else r_node
         n_mv = 0
         for n in range(n_pts):
-            if leaf_of[t, n] == from_node:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = 1.0
+            if data.leaf_of[t, n] == from_node:
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = 1.0
                 n_mv += 1
-        src_col = lcol[t, from_node] if mode == LEAFSPACE else 0
-        dst_col = lcol[t, to_node] if mode == LEAFSPACE else 0
-        if not _decide(state, mode, log_r, old_ll, t, from_node, to_node, n_mv, mv_idx, mv_sgn,
-                       y, leaf_of, m,
-                       Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-                       Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col):
+        src_col = lik.leaf.lcol[t, from_node] if mode == LEAFSPACE else 0
+        dst_col = lik.leaf.lcol[t, to_node] if mode == LEAFSPACE else 0
+        if not _decide(state, log_r, old_ll, Move(t, from_node, to_node, n_mv, src_col, dst_col),
+                       data, lik, m, sc):
             return 0
         for n in range(n_pts):
-            if leaf_of[t, n] == l_node or leaf_of[t, n] == r_node:
-                leaf_of[t, n] = eta
+            if data.leaf_of[t, n] == l_node or data.leaf_of[t, n] == r_node:
+                data.leaf_of[t, n] = eta
         if mode == LEAFSPACE:
-            P = Pbox[0]
-            last = P - 1
-            lcol[t, eta] = dst_col
-            owner[dst_col, 0] = t
-            owner[dst_col, 1] = eta
-            leaf_swap_remove(Ginv, Cmat, b, beta, P, src_col, m, lscal)
+            last = lik.leaf.P[0] - 1
+            lik.leaf.lcol[t, eta] = dst_col
+            lik.leaf.owner[dst_col, 0] = t
+            lik.leaf.owner[dst_col, 1] = eta
+            leaf_swap_remove(lik.leaf, src_col, m)  # column `last` now lives at src_col
             for a in range(n_mv):
-                pcol[mv_idx[a], t] = dst_col
+                lik.leaf.pcol[sc.mv_idx[a], t] = dst_col
             if src_col != last:
-                t_last = owner[last, 0]
+                t_last = lik.leaf.owner[last, 0]
                 for n in range(n_pts):
-                    if pcol[n, t_last] == last:
-                        pcol[n, t_last] = src_col
-                lcol[owner[last, 0], owner[last, 1]] = src_col
-                owner[src_col, 0] = owner[last, 0]
-                owner[src_col, 1] = owner[last, 1]
-            Pbox[0] = P - 1
-            lcol[t, l_node] = -1
-            lcol[t, r_node] = -1
+                    if lik.leaf.pcol[n, t_last] == last:
+                        lik.leaf.pcol[n, t_last] = src_col
+                lik.leaf.lcol[lik.leaf.owner[last, 0], lik.leaf.owner[last, 1]] = src_col
+                lik.leaf.owner[src_col, 0] = lik.leaf.owner[last, 0]
+                lik.leaf.owner[src_col, 1] = lik.leaf.owner[last, 1]
+            lik.leaf.lcol[t, l_node] = -1
+            lik.leaf.lcol[t, r_node] = -1
         for c in (l_node, r_node):
-            feat[t, c] = FREE
-            left[t, c] = -1
-            right[t, c] = -1
-            parent[t, c] = -1
-        feat[t, eta] = LEAF
-        left[t, eta] = -1
-        right[t, eta] = -1
+            forest.feat[t, c] = FREE
+            forest.left[t, c] = -1
+            forest.right[t, c] = -1
+            forest.parent[t, c] = -1
+        forest.feat[t, eta] = LEAF
+        forest.left[t, eta] = -1
+        forest.right[t, eta] = -1
         stats[move, 1] += 1
         return 1
 
     # CHANGE: a fresh rule for eta from its own subspace
-    node_subspace(feat, thr, mask, left, parent, kinds, lower, upper, n_values, t, eta,
-                  lo, hi, cats)
-    n_ok = n_splittable(kinds, lo, hi, cats)
-    j, th = draw_rule(state, kinds, lo, hi, cats, rule_mask)
-    s_l = _child_splittable(kinds, lo, hi, cats, j, th, rule_mask, True, n_ok - 1)
-    s_r = _child_splittable(kinds, lo, hi, cats, j, th, rule_mask, False, n_ok - 1)
-    log_r = (log_leaf_factor(alpha_p, beta_p, d + 1, s_l)
-             + log_leaf_factor(alpha_p, beta_p, d + 1, s_r) - old_factor)
+    node_subspace(forest, space, t, eta, sc.node)
+    n_ok = n_splittable(space.kinds, sc.node)
+    j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask)
+    s_l = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, True, n_ok - 1)
+    s_r = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, False, n_ok - 1)
+    log_r = (log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
+             - old_factor)
     n_mv = 0
     for n in range(n_pts):
-        leaf = leaf_of[t, n]
+        leaf = data.leaf_of[t, n]
         if leaf == l_node or leaf == r_node:
-            now_left = _goes_left(kinds, X[n], j, th, rule_mask)
+            now_left = _goes_left(space.kinds, data.X[n], j, th, sc.rule_mask)
             if leaf == l_node and not now_left:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = 1.0
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = 1.0
                 n_mv += 1
             elif leaf == r_node and now_left:
-                mv_idx[n_mv] = n
-                mv_sgn[n_mv] = -1.0
+                sc.mv_idx[n_mv] = n
+                sc.mv_sgn[n_mv] = -1.0
                 n_mv += 1
-    src_col = lcol[t, l_node] if mode == LEAFSPACE else 0
-    dst_col = lcol[t, r_node] if mode == LEAFSPACE else 0
-    if not _decide(state, mode, log_r, old_ll, t, l_node, r_node, n_mv, mv_idx, mv_sgn, y,
-                   leaf_of, m,
-                   Kinv, alpha, nscal, A, p_idx, p_val, KW, Sinv, aW,
-                   Ginv, Cmat, b, beta, lscal, pcol, Pbox, cvec, U, rW, src_col, dst_col):
+    src_col = lik.leaf.lcol[t, l_node] if mode == LEAFSPACE else 0
+    dst_col = lik.leaf.lcol[t, r_node] if mode == LEAFSPACE else 0
+    if not _decide(state, log_r, old_ll, Move(t, l_node, r_node, n_mv, src_col, dst_col),
+                   data, lik, m, sc):
         return 0
-    feat[t, eta] = j
-    thr[t, eta] = th
-    for w in range(mask.shape[2]):
-        mask[t, eta, w] = rule_mask[w] if kinds[j] == CATEGORICAL else np.uint64(0)
+    forest.feat[t, eta] = j
+    forest.thr[t, eta] = th
+    for w in range(forest.mask.shape[2]):
+        forest.mask[t, eta, w] = sc.rule_mask[w] if space.kinds[j] == CATEGORICAL else np.uint64(0)
     for a in range(n_mv):
-        n = mv_idx[a]
-        leaf_of[t, n] = r_node if mv_sgn[a] > 0 else l_node
+        n = sc.mv_idx[a]
+        data.leaf_of[t, n] = r_node if sc.mv_sgn[a] > 0 else l_node
         if mode == LEAFSPACE:
-            pcol[n, t] = dst_col if mv_sgn[a] > 0 else src_col
+            lik.leaf.pcol[n, t] = dst_col if sc.mv_sgn[a] > 0 else src_col
     stats[move, 1] += 1
     return 1
 
 
 @njit(cache=True, nogil=True)
-def noise_step(state, y, m, mode, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal,
-               sigma_box, shape, scale, step, work, stats):
-    """Softplus random-walk Metropolis step on the noise variance; returns 1 if accepted."""
+def noise_step(state, y, m, lik, sigma2, prior, step, work, stats):
+    """Softplus random-walk Metropolis step on the noise variance ``sigma2`` ((1,) float64);
+    ``prior`` is the ``NoisePrior``, ``work`` (>= max(N, P),) scratch. Returns 1 if accepted."""
     n_pts = y.shape[0]
-    s2 = sigma_box[0]
+    s2 = sigma2[0]
     theta = s2 + math.log(-math.expm1(-s2))  # softplus^-1, stable for small and large s2
     theta_new = theta + step * normal(state)
     s2_new = max(theta_new, 0.0) + math.log1p(math.exp(-abs(theta_new)))  # softplus
@@ -437,39 +483,38 @@ def noise_step(state, y, m, mode, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, be
     if not s2_new > 0.0:
         uniform(state)
         return 0
-    old_ll = current_loglik(mode, nscal, lscal, Pbox[0], n_pts, m)
+    old_ll = current_loglik(lik, n_pts, m)
     new_ll = 0.0
     quad = 0.0
     logdet = 0.0
     L = np.empty((0, 0))
-    if mode == NSPACE:
-        quad, logdet, L = n_factor(A, y, m, s2_new, work)
+    if lik.mode == NSPACE:
+        quad, logdet, L = n_factor(lik.n.A, y, m, s2_new, work)
         new_ll = -0.5 * (quad + logdet)
-    elif mode == LEAFSPACE:
-        P = Pbox[0]
-        quad, logdet, L = leaf_factor(Cmat, b, P, m, s2_new, work)  # quad = b^T G^-1 b here
-        q_k = (lscal[3] - quad) / s2_new
-        ld_k = (n_pts - P) * math.log(s2_new) + logdet - P * math.log(m)
+    elif lik.mode == LEAFSPACE:
+        ls = lik.leaf
+        P = ls.P[0]
+        quad, logdet, L = leaf_factor(ls.C, ls.b, P, m, s2_new, work)  # quad = b^T G^-1 b here
+        q_k, ld_k = leaf_quad_logdet_of(quad, logdet, s2_new, ls.scal[3], n_pts, P, m)
         new_ll = -0.5 * (q_k + ld_k)
-    log_r = (new_ll - old_ll + log_noise_prior(s2_new, shape, scale)
-             - log_noise_prior(s2, shape, scale)
+    log_r = (new_ll - old_ll + log_noise_prior(s2_new, prior) - log_noise_prior(s2, prior)
              + math.log(-math.expm1(-s2_new)) - math.log(-math.expm1(-s2)))
     if np.isnan(new_ll) or not math.log(uniform(state)) < log_r:
         return 0
-    sigma_box[0] = s2_new
+    sigma2[0] = s2_new
     # the accepted factorization also refreshes the low-rank state from exact counts
-    if mode == NSPACE:
-        n_install(L, y, Kinv, alpha, nscal, quad, logdet)
-    elif mode == LEAFSPACE:
-        leaf_install(L, b, Pbox[0], Ginv, beta, lscal, quad, logdet, s2_new)
+    if lik.mode == NSPACE:
+        n_install(L, y, lik.n, quad, logdet)
+    elif lik.mode == LEAFSPACE:
+        leaf_install(L, lik.leaf, quad, logdet, s2_new)
     stats[NOISE, 1] += 1
     return 1
 
 
 @njit(cache=True, nogil=True)
-def refresh(mode, y, m, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal, sigma2):
+def refresh(lik, y, m, sigma2, work):
     """Recompute the likelihood state from the exact counts (bounds low-rank drift)."""
-    if mode == NSPACE:
-        n_refresh(A, y, m, sigma2, Kinv, alpha, nscal)
-    elif mode == LEAFSPACE:
-        leaf_refresh(Cmat, b, Pbox[0], m, sigma2, Ginv, beta, lscal)
+    if lik.mode == NSPACE:
+        n_refresh(lik.n, y, m, sigma2, work)
+    elif lik.mode == LEAFSPACE:
+        leaf_refresh(lik.leaf, m, sigma2, work)

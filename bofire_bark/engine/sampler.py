@@ -17,6 +17,8 @@ from numba import njit
 from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import (
     FOREST_KEYS,
+    Forest,
+    Space,
     assign_columns,
     empty_forest,
     grow_capacity,
@@ -24,18 +26,19 @@ from bofire_bark.engine.forest import (
     n_words,
     route_all,
 )
-from bofire_bark.engine.priors import noise_prior_scale
-from bofire_bark.engine.proposals import (
+from bofire_bark.engine.likelihood import (
     FLAT,
     LEAFSPACE,
     NSPACE,
-    noise_step,
-    refresh,
-    tree_step,
+    LeafSpaceState,
+    Likelihood,
+    NSpaceState,
+    leaf_quad_logdet,
 )
+from bofire_bark.engine.priors import NoisePrior, TreePrior, noise_prior_scale
+from bofire_bark.engine.proposals import Data, new_scratch, noise_step, refresh, tree_step
 
 MODES = {"flat": FLAT, "n": NSPACE, "leaf": LEAFSPACE}
-
 
 
 @dataclass(frozen=True)
@@ -53,9 +56,10 @@ class MCMCSettings:
 
 
 @njit(cache=True, nogil=True)
-def leaf_of_all(feat, thr, mask, left, right, kinds, X):
-    out = np.empty((feat.shape[0], X.shape[0]), dtype=np.int64)
-    return route_all(feat, thr, mask, left, right, kinds, X, out)
+def leaf_of_all(forest, kinds, X):
+    out = np.empty((forest.feat.shape[0], X.shape[0]), dtype=np.int64)
+    return route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, X,
+                     out)
 
 
 @njit(cache=True, nogil=True)
@@ -93,58 +97,34 @@ def leaf_counts(leaf_of, lcol, y, P, C, b):
 
 
 @njit(cache=True, nogil=True)
-def run_sweeps(
-    n_sweeps, state, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
-    feat, thr, mask, left, right, parent, depth, leaf_of,
-    mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox, pcol,
-    sigma_box, shape, scale, step, refresh_every, counters, stats,
-):
-    """Run up to ``n_sweeps`` sweeps; returns how many ran (fewer if storage must grow)."""
-    m, cap = feat.shape
-    n_pts = y.shape[0]
-    d = kinds.shape[0]
-    w = mask.shape[2]
-    lo = np.empty(d)
-    hi = np.empty(d)
-    cats = np.zeros((d, w), dtype=np.uint64)
-    lo2 = np.empty(d)
-    hi2 = np.empty(d)
-    cats2 = np.zeros((d, w), dtype=np.uint64)
-    rule_mask = np.zeros(w, dtype=np.uint64)
-    mv_idx = np.empty(max(n_pts, 1), dtype=np.int64)
-    mv_sgn = np.empty(max(n_pts, 1))
-    p_idx = np.empty(max(n_pts, 1), dtype=np.int64)
-    p_val = np.zeros(max(n_pts, 1))
-    KW = np.empty((2, n_pts if mode == NSPACE else 1))
-    Sinv = np.empty((2, 2))
-    aW = np.empty(3)
-    pcap = Ginv.shape[0]
-    cvec = np.empty(pcap)
-    U = np.empty((2, pcap))
-    work = np.empty(max(n_pts, pcap, 1))
+def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, noise_prior,
+               step, refresh_every, counters, stats):
+    """Run up to ``n_sweeps`` sweeps; returns how many ran (fewer if storage must grow).
+
+    ``forest``, ``data``, ``lik`` (``Likelihood``), ``sigma2`` ((1,) float64), the generator
+    ``state``, ``counters`` ((1,) int64: tree moves accepted since the last factorization) and
+    ``stats`` follow the chain; a noise ``step`` of 0 holds the noise fixed.
+    """
+    m = forest.feat.shape[0]
+    y = data.y
+    pcap = lik.leaf.Ginv.shape[0]
+    sc = new_scratch(y.shape[0], space.kinds.shape[0], forest.mask.shape[2], pcap, lik.mode)
     for sweep in range(n_sweeps):
         # each tree grows at most once per sweep: stop early if storage might not suffice
         for t in range(m):
-            if n_free(feat, t) < 2:
+            if n_free(forest.feat, t) < 2:
                 return sweep
-        if mode == LEAFSPACE and Pbox[0] + m > pcap:
+        if lik.mode == LEAFSPACE and lik.leaf.P[0] + m > pcap:
             return sweep
         for t in range(m):
-            counters[0] += tree_step(
-                state, t, X, y, kinds, lower, upper, n_values, alpha_p, beta_p,
-                feat, thr, mask, left, right, parent, depth, leaf_of,
-                mode, Kinv, alpha, A, nscal, Ginv, Cmat, b, beta, lscal, lcol, owner, Pbox,
-                pcol, lo, hi, cats, rule_mask, lo2, hi2, cats2, mv_idx, mv_sgn, p_idx, p_val,
-                KW, Sinv, aW, cvec, U, aW, stats)
+            counters[0] += tree_step(state, t, forest, space, data, lik, tree_prior, sc, stats)
         # a step of 0 holds the noise fixed (used to test the tree moves alone)
-        accepted = step > 0.0 and noise_step(
-            state, y, m, mode, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal,
-            sigma_box, shape, scale, step, work, stats)
+        accepted = step > 0.0 and noise_step(state, y, m, lik, sigma2, noise_prior, step,
+                                              sc.work, stats)
         if accepted:
             counters[0] = 0  # an accepted noise step refactors from the exact counts
         elif counters[0] >= refresh_every:
-            refresh(mode, y, m, A, Kinv, alpha, nscal, Cmat, b, Pbox, Ginv, beta, lscal,
-                    sigma_box[0])
+            refresh(lik, y, m, sigma2[0], sc.work)
             counters[0] = 0
     return n_sweeps
 
@@ -159,6 +139,10 @@ def choose_mode(likelihood: str, n_points: int, n_trees: int) -> int:
 class Chain:
     """One MCMC chain: a forest, its noise variance, its generator state and likelihood state.
 
+    ``forest`` is a dict of arrays (``FOREST_KEYS``), ``sigma2`` a (1,) array, ``lik`` the
+    ``Likelihood`` of the attached data (after ``set_data``); ``run`` hands them to the numba
+    kernel as named tuples.
+
     Args:
         space: (kinds, lower, upper, n_values) arrays of the split space.
         settings: sampler settings.
@@ -169,12 +153,14 @@ class Chain:
     def __init__(self, space, settings: MCMCSettings, rng_state: np.ndarray, capacity: int = 32):
         self.kinds, self.lower, self.upper, self.n_values = (np.ascontiguousarray(a)
                                                              for a in space)
+        self.space = Space(self.kinds, self.lower, self.upper, self.n_values)
         self.settings = settings
+        self.tree_prior = TreePrior(float(settings.alpha), float(settings.beta))
+        self.noise_prior = NoisePrior(settings.noise_nu / 2.0,
+                                      noise_prior_scale(settings.noise_nu, settings.noise_q))
         self.state = np.array(rng_state, dtype=np.uint64, copy=True)
         self.forest = empty_forest(settings.n_trees, capacity, n_words(self.n_values))
         self.sigma2 = np.array([1.0])
-        self.noise_shape = settings.noise_nu / 2.0
-        self.noise_scale = noise_prior_scale(settings.noise_nu, settings.noise_q)
         self.stats = np.zeros((4, 2), dtype=np.int64)
         self.X = None
 
@@ -188,82 +174,79 @@ class Chain:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         m = self.settings.n_trees
-        self.mode = choose_mode(self.settings.likelihood, len(self.y), m) if mode is None else mode
-        self._rebuild()
+        self._rebuild(choose_mode(self.settings.likelihood, len(self.y), m) if mode is None
+                      else mode)
 
-    def _rebuild(self) -> None:
+    @property
+    def mode(self) -> int:
+        """The likelihood form in use (FLAT, NSPACE or LEAFSPACE)."""
+        return self.lik.mode
+
+    def _rebuild(self, mode: int) -> None:
         f = self.forest
         m, cap = f["feat"].shape
         n = len(self.y)
-        self.leaf_of = leaf_of_all(f["feat"], f["thr"], f["mask"], f["left"], f["right"],
-                                   self.kinds, self.X)
+        self.leaf_of = leaf_of_all(Forest.of(f), self.kinds, self.X)
         self.counters = np.zeros(1, dtype=np.int64)
-        self.nscal = np.zeros(2)
-        self.lscal = np.zeros(4)
-        self.Pbox = np.zeros(1, dtype=np.int64)
-        if self.mode == NSPACE:
-            self.A = shared_leaf_counts(self.leaf_of)
-            self.Kinv = np.empty((n, n))
-            self.alpha = np.empty(n)
+        if mode == NSPACE:
+            ns = NSpaceState(shared_leaf_counts(self.leaf_of), np.empty((n, n)), np.empty(n),
+                             np.zeros(2))
         else:
-            self.A = np.zeros((1, 1))
-            self.Kinv = np.zeros((1, 1))
-            self.alpha = np.zeros(1)
-        pcap = max(64, 4 * m) if self.mode == LEAFSPACE else 1
-        self.lcol = np.full((m, cap), -1, dtype=np.int64)
-        self.owner = np.zeros((max(pcap, m * cap) if self.mode == LEAFSPACE else 1, 2),
-                              dtype=np.int64)
-        if self.mode == LEAFSPACE:
-            P = assign_columns(f["feat"], self.lcol, self.owner)
-            pcap = max(pcap, 2 * P + m)
-            self.owner = np.zeros((pcap, 2), dtype=np.int64)
-            P = assign_columns(f["feat"], self.lcol, self.owner)
-            self.Pbox[0] = P
-            self.Cmat = np.zeros((pcap, pcap))
-            self.b = np.zeros(pcap)
-            self.beta = np.zeros(pcap)
-            self.Ginv = np.zeros((pcap, pcap))
-            leaf_counts(self.leaf_of, self.lcol, self.y, P, self.Cmat, self.b)
+            ns = NSpaceState(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1), np.zeros(2))
+        lcol = np.full((m, cap), -1, dtype=np.int64)
+        P = np.zeros(1, dtype=np.int64)
+        scal = np.zeros(4)
+        if mode == LEAFSPACE:
+            owner = np.zeros((m * cap, 2), dtype=np.int64)  # room for every node a leaf
+            n_leaves = assign_columns(f["feat"], lcol, owner)
+            pcap = max(64, 4 * m, 2 * n_leaves + m)
+            owner = np.zeros((pcap, 2), dtype=np.int64)
+            P[0] = assign_columns(f["feat"], lcol, owner)
+            C = np.zeros((pcap, pcap))
+            b = np.zeros(pcap)
+            leaf_counts(self.leaf_of, lcol, self.y, P[0], C, b)
             # each point's leaf column per tree, point-major so a mover's m columns are adjacent
-            self.pcol = np.ascontiguousarray(
-                np.take_along_axis(self.lcol, self.leaf_of, axis=1).T)
-            self.lscal[3] = float(self.y @ self.y)
+            pcol = np.ascontiguousarray(np.take_along_axis(lcol, self.leaf_of, axis=1).T)
+            scal[3] = float(self.y @ self.y)
+            ls = LeafSpaceState(C, np.zeros((pcap, pcap)), b, np.zeros(pcap), scal, P, lcol,
+                                owner, pcol)
         else:
-            self.Cmat = np.zeros((1, 1))
-            self.b = np.zeros(1)
-            self.beta = np.zeros(1)
-            self.Ginv = np.zeros((1, 1))
-            self.pcol = np.zeros((1, 1), dtype=np.int64)
+            ls = LeafSpaceState(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1), np.zeros(1),
+                                scal, P, lcol, np.zeros((1, 2), dtype=np.int64),
+                                np.zeros((1, 1), dtype=np.int64))
+        self.lik = Likelihood(mode, ns, ls)
         self.refresh()
 
     def refresh(self) -> None:
-        refresh(self.mode, self.y, float(self.settings.n_trees), self.A, self.Kinv, self.alpha,
-                self.nscal, self.Cmat, self.b, self.Pbox, self.Ginv, self.beta, self.lscal,
-                self.sigma2[0])
+        """Recompute the likelihood state from the exact counts at the current noise."""
+        work = np.empty(max(len(self.y), self.lik.leaf.Ginv.shape[0], 1))
+        # m an int, as in run_sweeps: one compiled refresh (a float m compiled a second)
+        refresh(self.lik, self.y, int(self.settings.n_trees), self.sigma2[0], work)
 
     def _grow_storage(self) -> None:
         f = self.forest
-        cap = f["feat"].shape[1]
-        if any(n_free(f["feat"], t) < 2 for t in range(f["feat"].shape[0])):
+        m, cap = f["feat"].shape
+        ls = self.lik.leaf
+        if any(n_free(f["feat"], t) < 2 for t in range(m)):
             self.forest = grow_capacity(f, 2 * cap)
-            lcol = np.full((f["feat"].shape[0], 2 * cap), -1, dtype=np.int64)
-            lcol[:, :cap] = self.lcol
-            self.lcol = lcol
+            lcol = np.full((m, 2 * cap), -1, dtype=np.int64)
+            lcol[:, :cap] = ls.lcol
+            ls = ls._replace(lcol=lcol)
         if self.mode == LEAFSPACE:
-            pcap = self.Ginv.shape[0]
-            if self.Pbox[0] + self.settings.n_trees > pcap:
+            pcap = ls.Ginv.shape[0]
+            if ls.P[0] + self.settings.n_trees > pcap:
                 new = 2 * pcap
-                for name in ("Cmat", "Ginv"):
-                    big = np.zeros((new, new))
-                    big[:pcap, :pcap] = getattr(self, name)
-                    setattr(self, name, big)
+                grown = {}
+                for name in ("C", "Ginv"):
+                    grown[name] = np.zeros((new, new))
+                    grown[name][:pcap, :pcap] = getattr(ls, name)
                 for name in ("b", "beta"):
-                    big = np.zeros(new)
-                    big[:pcap] = getattr(self, name)
-                    setattr(self, name, big)
-                owner = np.zeros((new, 2), dtype=np.int64)
-                owner[:pcap] = self.owner
-                self.owner = owner
+                    grown[name] = np.zeros(new)
+                    grown[name][:pcap] = getattr(ls, name)
+                grown["owner"] = np.zeros((new, 2), dtype=np.int64)
+                grown["owner"][:pcap] = ls.owner
+                ls = ls._replace(**grown)
+        self.lik = self.lik._replace(leaf=ls)
 
     # ------------------------------------------------------------------------ sampling
     def run(self, n_sweeps: int) -> None:
@@ -275,30 +258,24 @@ class Chain:
         if self.X is None:
             raise RuntimeError("Chain.run needs data: call set_data first")
         s = self.settings
+        data = Data(self.X, self.y, self.leaf_of)
         done = 0
         while done < n_sweeps:
-            f = self.forest
-            k = run_sweeps(
-                n_sweeps - done, self.state, self.X, self.y, self.kinds, self.lower,
-                self.upper, self.n_values, s.alpha, s.beta,
-                f["feat"], f["thr"], f["mask"], f["left"], f["right"], f["parent"],
-                f["depth"], self.leaf_of, self.mode, self.Kinv, self.alpha, self.A,
-                self.nscal, self.Ginv, self.Cmat, self.b, self.beta, self.lscal, self.lcol,
-                self.owner, self.Pbox, self.pcol, self.sigma2, self.noise_shape, self.noise_scale,
-                s.noise_step, s.refresh_every, self.counters, self.stats)
+            k = run_sweeps(n_sweeps - done, self.state, Forest.of(self.forest), self.space, data,
+                           self.lik, self.sigma2, self.tree_prior, self.noise_prior,
+                           float(s.noise_step), s.refresh_every, self.counters, self.stats)
             done += k
             if done < n_sweeps:
                 self._grow_storage()
 
     def loglik(self) -> tuple[float, float]:
         """Current (y^T K^-1 y, log|K|) as the low-rank state holds it."""
-        from bofire_bark.engine.likelihood import leaf_quad_logdet
-
-        if self.mode == NSPACE:
-            return float(self.nscal[0]), float(self.nscal[1])
-        if self.mode == LEAFSPACE:
-            q, ld = leaf_quad_logdet(self.lscal, len(self.y), int(self.Pbox[0]),
-                                     float(self.settings.n_trees))
+        lik = self.lik
+        if lik.mode == NSPACE:
+            return float(lik.n.scal[0]), float(lik.n.scal[1])
+        if lik.mode == LEAFSPACE:
+            q, ld = leaf_quad_logdet(lik.leaf.scal, len(self.y), int(lik.leaf.P[0]),
+                                     int(self.settings.n_trees))
             return float(q), float(ld)
         return 0.0, 0.0
 

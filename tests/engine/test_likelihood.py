@@ -109,7 +109,7 @@ def test_state_survives_storage_growth(likelihood):
         check_against_full(chain)
     assert chain.forest["feat"].shape[1] > 4
     if likelihood == "leaf":
-        assert chain.Ginv.shape[0] > 64  # the leaf-column storage had to grow
+        assert chain.lik.leaf.Ginv.shape[0] > 64  # the leaf-column storage had to grow
 
 
 @pytest.mark.parametrize("n", [40, 400])

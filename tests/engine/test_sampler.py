@@ -7,6 +7,7 @@ import pytest
 from forest_np import FREE, kernel_from_leaves, mask_bit, quad_logdet, route_np
 
 from bofire_bark.engine import Chain, MCMCSettings, fit_posterior, standardize
+from bofire_bark.engine.forest import Forest
 from bofire_bark.engine.rng import seed_states
 from bofire_bark.engine.sampler import leaf_of_all
 
@@ -206,15 +207,7 @@ def test_wide_categorical_masks_and_routing():
         forest = {k: v[si] for k, v in s.items() if k != "sigma2"}
         for pts in (X, Xnew):
             ours = route_np(forest, kinds, pts)
-            engine = leaf_of_all(
-                forest["feat"],
-                forest["thr"],
-                forest["mask"],
-                forest["left"],
-                forest["right"],
-                kinds,
-                pts,
-            )
+            engine = leaf_of_all(Forest.of(forest), kinds, pts)
             np.testing.assert_array_equal(ours, engine)
     for chain in post.chains:
         np.testing.assert_array_equal(route_np(chain.forest, kinds, X), chain.leaf_of)
