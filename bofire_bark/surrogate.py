@@ -26,7 +26,7 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
     return MCMCSettings(
         n_trees=settings.n_trees, alpha=settings.alpha, beta=settings.beta,
         noise_nu=settings.noise_nu, noise_q=settings.noise_q, noise_step=settings.noise_step,
-        likelihood=settings.likelihood,
+        likelihood=settings.likelihood, split_prior=settings.split_prior,
     )
 
 
@@ -111,6 +111,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 arrays[f"chain{c}_{k}"] = chain.forest[k]
             arrays[f"chain{c}_sigma2"] = chain.sigma2
             arrays[f"chain{c}_state"] = chain.state
+            for k, v in chain.split_state.items():
+                arrays[f"chain{c}_{k}"] = v
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         return base64.b64encode(buffer.getvalue()).decode()
@@ -128,6 +130,9 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
             chain = Chain(self.space.engine_arrays(), settings, arrays[f"chain{c}_state"])
             chain.forest = {k: arrays[f"chain{c}_{k}"].copy() for k in FOREST_KEYS}
             chain.sigma2 = arrays[f"chain{c}_sigma2"].copy()
+            if f"chain{c}_split_log_w" in arrays:
+                chain.restore_split_state(arrays[f"chain{c}_split_log_w"],
+                                          arrays[f"chain{c}_split_conc"])
             chains.append(chain)
             c += 1
         self.chains = chains or None

@@ -12,8 +12,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bofire_bark.engine.checks import check_space, check_X, check_y
+from bofire_bark.engine.forest import Space
 from bofire_bark.engine.predict import SampleSystems, predict_samples
-from bofire_bark.engine.priors import draw_prior_forest, noise_prior_scale
+from bofire_bark.engine.priors import (
+    draw_prior_forest,
+    draw_split_prior,
+    noise_prior_scale,
+    tree_prior,
+)
 from bofire_bark.engine.rng import seed_states
 from bofire_bark.engine.sampler import Chain, MCMCSettings, run_chains, stack_samples
 
@@ -28,6 +34,9 @@ class Posterior:
         kinds, lower, upper, n_values: the split space, (D,) each.
         X: (N, D) encoded training inputs. y: (N,) standardized outputs.
         y_mean, y_std: the standardization (y_user = y_mean + y_std * y).
+        traces: (n_chains, sweeps, 4 + 2 D) per-sweep record of the sampling phase (columns
+            ``TRACE_SCALARS``, then split probabilities, then shares of splits per feature;
+            see ``sampler.trace_width``), None for prior draws.
     """
 
     samples: dict[str, np.ndarray]
@@ -40,6 +49,7 @@ class Posterior:
     y_mean: float
     y_std: float
     chains: list[Chain] = field(default_factory=list, repr=False)
+    traces: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_samples(self) -> int:
@@ -115,7 +125,9 @@ def fit_posterior(
         chain.set_data(X, ys)  # before the threads start: set_data limits BLAS itself
     samples = run_chains(chains, burn_in, n_samples, thinning, n_jobs=n_jobs, progress=progress)
     kinds, lower, upper, n_values = space
-    return Posterior(samples, kinds, lower, upper, n_values, X, ys, y_mean, y_std, chains)
+    traces = np.stack([c.trace for c in chains])
+    return Posterior(samples, kinds, lower, upper, n_values, X, ys, y_mean, y_std, chains,
+                     traces)
 
 
 def sample_prior(
@@ -135,12 +147,20 @@ def sample_prior(
     shape = settings.noise_nu / 2.0
     scale = noise_prior_scale(settings.noise_nu, settings.noise_q)
     gen = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+    prior = tree_prior(settings.alpha, settings.beta, Space(*space),
+                       settings.split_prior == "dirichlet")
+    shapes = np.empty(len(kinds))
     drawn = []
     for _ in range(n_samples):
+        extra = {}
+        if prior.dirichlet:
+            draw_split_prior(state, prior, shapes)
+            extra = {"split_prob": np.exp(prior.log_w),
+                     "split_concentration": float(prior.conc[0])}
         f = draw_prior_forest(state, kinds, lower, upper, n_values, settings.n_trees,
-                              settings.alpha, settings.beta)
+                              settings.alpha, settings.beta, prior=prior)
         sigma2 = scale / gen.gamma(shape)
-        drawn.append((f, sigma2))
+        drawn.append((f, sigma2, extra))
     ys, y_mean, y_std = standardize(y)
     return Posterior(stack_samples(drawn), kinds, lower, upper, n_values,
                      np.ascontiguousarray(X, dtype=np.float64), ys, y_mean, y_std)

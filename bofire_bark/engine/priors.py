@@ -2,10 +2,16 @@
 
 Tree prior: a node at depth d is internal with probability ``alpha * (1 + d) ** -beta`` if any
 feature can still split the part of the domain that reaches it, and is a leaf otherwise.
-Split rule of an internal node: a feature uniformly among those that can split there, then
-a value uniformly from the node's own subspace (continuous: the interval reaching it;
+Split rule of an internal node: a feature among those that can split there, then a value
+uniformly from the node's own subspace (continuous: the interval reaching it;
 discrete: a cut between the values reaching it; categorical: a non-empty proper subset of
 the categories reaching it, sent left).
+
+The feature is drawn with probability proportional to a weight s_j, restricted to the features
+that can split the node and renormalized. The paper's prior has equal weights (uniform over
+the splittable features). The sparse prior (DART, Linero 2018; not in the paper) puts
+``s ~ Dirichlet(a/P, ..., a/P)`` on the P features that can split the whole domain, with
+``a / (a + P) ~ Beta(0.5, 1)``; ``update_split_probs`` samples s and a given the forest.
 
 Noise prior on standardized outputs: ``sigma_y^2 ~ InvGamma(shape=nu/2, scale=nu*lam/2)``,
 with ``lam`` chosen so that ``P(sigma_y^2 < 1) = q`` (BART's calibration with the data
@@ -28,19 +34,55 @@ from bofire_bark.engine.forest import (
     Forest,
     Space,
     can_split,
+    n_splittable,
     new_subspace,
     node_subspace,
     split_leaf,
 )
-from bofire_bark.engine.rng import randint, uniform
+from bofire_bark.engine.rng import normal, randint, uniform
 
 
 class TreePrior(NamedTuple):
-    """The tree prior's depth parameters: a splittable node at depth d is internal with
-    probability ``alpha (1 + d)^-beta`` (floats)."""
+    """The tree prior: depth parameters and split-feature weights.
+
+    A splittable node at depth d is internal with probability ``alpha (1 + d)^-beta``
+    (floats). ``dirichlet`` (bool) selects the sparse prior; then ``log_w`` (D,) float64 holds
+    log s (-inf for features in no split: ``active`` (D,) bool false) and ``conc`` (1,)
+    float64 the concentration a, both updated in place by ``update_split_probs``. With the
+    uniform prior they are unused.
+    """
 
     alpha: float
     beta: float
+    dirichlet: bool
+    log_w: np.ndarray
+    active: np.ndarray
+    conc: np.ndarray
+
+
+def tree_prior(alpha: float, beta: float, space: Space, dirichlet: bool = False) -> TreePrior:
+    """A ``TreePrior`` for ``space``; the sparse prior starts at equal weights, a = P."""
+    active = root_splittable(space)
+    n_active = int(active.sum())
+    log_w = np.where(active, -math.log(max(n_active, 1)), -np.inf)
+    return TreePrior(float(alpha), float(beta), bool(dirichlet), log_w, active,
+                     np.array([float(max(n_active, 1))]))
+
+
+@njit(cache=True, nogil=True)
+def _root_splittable(kinds, lower, upper, n_values, out):
+    for j in range(kinds.shape[0]):
+        if kinds[j] == CATEGORICAL:
+            out[j] = n_values[j] >= 2
+        else:
+            out[j] = upper[j] > lower[j]
+
+
+def root_splittable(space: Space) -> np.ndarray:
+    """(D,) bool: the features that can split the whole domain."""
+    out = np.zeros(len(space.kinds), dtype=np.bool_)
+    _root_splittable(space.kinds, space.lower, space.upper, space.n_values, out)
+    return out
 
 
 class NoisePrior(NamedTuple):
@@ -57,28 +99,34 @@ def split_prob(prior, depth):
 
 
 @njit(cache=True, nogil=True)
-def draw_rule(state, kinds, sub, rule_mask):
+def draw_rule(state, kinds, sub, rule_mask, prior):
     """Draw a split rule from the node's subspace ``sub``; returns (feature, threshold).
 
-    For a categorical feature the subset sent left is written to ``rule_mask`` (W,).
-    Returns feature -1 when no feature can split.
+    The feature comes from the ``prior``'s weights restricted to the features that can split
+    here (uniform for the paper's prior). For a categorical feature the subset sent left is
+    written to ``rule_mask`` (W,). Returns feature -1 when no feature can split.
     """
     lo, hi, cats = sub
     d = kinds.shape[0]
-    n_ok = 0
-    for j in range(d):
-        if can_split(kinds[j], lo[j], hi[j], cats[j]):
-            n_ok += 1
-    if n_ok == 0:
-        return -1, 0.0
-    pick = randint(state, n_ok)
-    j = -1
-    for jj in range(d):
-        if can_split(kinds[jj], lo[jj], hi[jj], cats[jj]):
-            if pick == 0:
-                j = jj
-                break
-            pick -= 1
+    if prior.dirichlet:
+        j = _draw_weighted(state, kinds, sub, prior.log_w)
+        if j < 0:
+            return -1, 0.0
+    else:
+        n_ok = 0
+        for jj in range(d):
+            if can_split(kinds[jj], lo[jj], hi[jj], cats[jj]):
+                n_ok += 1
+        if n_ok == 0:
+            return -1, 0.0
+        pick = randint(state, n_ok)
+        j = -1
+        for jj in range(d):
+            if can_split(kinds[jj], lo[jj], hi[jj], cats[jj]):
+                if pick == 0:
+                    j = jj
+                    break
+                pick -= 1
     if kinds[j] == CATEGORICAL:
         # Uniform over non-empty proper subsets: fair coin per category, reject the two
         # trivial outcomes (acceptance >= 1/2 since at least two categories reach the node).
@@ -104,6 +152,43 @@ def draw_rule(state, kinds, sub, rule_mask):
         n_cuts = np.int64(hi[j] - lo[j])
         return j, lo[j] + randint(state, n_cuts)
     return j, lo[j] + (hi[j] - lo[j]) * uniform(state)
+
+
+@njit(cache=True, nogil=True)
+def log_restricted_total(kinds, sub, log_w):
+    """log of the summed weights of the features that can split subspace ``sub`` (-inf if
+    none can)."""
+    lo, hi, cats = sub
+    top = -np.inf
+    for j in range(kinds.shape[0]):
+        if log_w[j] > top and can_split(kinds[j], lo[j], hi[j], cats[j]):
+            top = log_w[j]
+    if top == -np.inf:
+        return top
+    total = 0.0
+    for j in range(kinds.shape[0]):
+        if can_split(kinds[j], lo[j], hi[j], cats[j]):
+            total += math.exp(log_w[j] - top)
+    return top + math.log(total)
+
+
+@njit(cache=True, nogil=True)
+def _draw_weighted(state, kinds, sub, log_w):
+    """A feature that can split ``sub`` with probability proportional to exp(log_w)."""
+    lo, hi, cats = sub
+    log_total = log_restricted_total(kinds, sub, log_w)
+    if log_total == -np.inf:
+        return -1
+    u = uniform(state)
+    last = -1
+    acc = 0.0
+    for j in range(kinds.shape[0]):
+        if can_split(kinds[j], lo[j], hi[j], cats[j]) and log_w[j] > -np.inf:
+            acc += math.exp(log_w[j] - log_total)
+            last = j
+            if u < acc:
+                return j
+    return last  # rounding left u above the last partial sum
 
 
 @njit(cache=True, nogil=True)
@@ -140,7 +225,7 @@ def sample_prior_forest(state, forest, space, prior):
         k = 0
         while k < n_used:
             node_subspace(forest, space, t, k, sub)
-            j, th = draw_rule(state, kinds, sub, rule_mask)
+            j, th = draw_rule(state, kinds, sub, rule_mask, prior)
             if j >= 0 and uniform(state) < split_prob(prior, depth[t, k]):
                 if n_used + 2 > cap:
                     return -1
@@ -150,6 +235,144 @@ def sample_prior_forest(state, forest, space, prior):
                 split_leaf(forest, kinds, t, k, j, th, rule_mask, a, b)
             k += 1
     return 0
+
+
+@njit(cache=True, nogil=True)
+def log_gamma_variate(state, shape):
+    """log of a Gamma(shape, 1) draw (Marsaglia and Tsang; shape < 1 via G(shape + 1) U^(1/shape)),
+    kept in logs so that the tiny shapes of a sparse Dirichlet do not underflow."""
+    boost = 0.0
+    if shape < 1.0:
+        boost = math.log(uniform(state)) / shape
+        shape += 1.0
+    d = shape - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        x = normal(state)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        if math.log(uniform(state)) < 0.5 * x * x + d - d * v + d * math.log(v):
+            return math.log(d * v) + boost
+
+
+@njit(cache=True, nogil=True)
+def draw_log_dirichlet(state, shapes, active, out):
+    """log of a Dirichlet(shapes) draw over the ``active`` entries into ``out`` (-inf elsewhere)."""
+    top = -np.inf
+    for j in range(shapes.shape[0]):
+        out[j] = log_gamma_variate(state, shapes[j]) if active[j] else -np.inf
+        top = max(top, out[j])
+    total = 0.0
+    for j in range(shapes.shape[0]):
+        if active[j]:
+            total += math.exp(out[j] - top)
+    log_total = top + math.log(total)
+    for j in range(shapes.shape[0]):
+        if active[j]:
+            out[j] -= log_total
+
+
+@njit(cache=True, nogil=True)
+def _log_conc_target(eta, n_active, sum_log_s):
+    """log p(eta | s) + const for eta = logit(a / (a + P)): the Beta(0.5, 1) prior on rho, the
+    Jacobian rho (1 - rho) of eta, and the Dirichlet(a/P) density of s as a function of a."""
+    log_rho = -math.log1p(math.exp(-eta))
+    log_1m = -math.log1p(math.exp(eta))
+    a = n_active * math.exp(log_rho - log_1m)
+    return (0.5 * log_rho + log_1m + math.lgamma(a) - n_active * math.lgamma(a / n_active)
+            + (a / n_active) * sum_log_s)
+
+
+@njit(cache=True, nogil=True)
+def update_concentration(state, prior, n_steps, step):
+    """Random-walk Metropolis steps on logit(a / (a + P)) given the weights (a's full
+    conditional depends on the forest only through s)."""
+    n_active = 0
+    sum_log_s = 0.0
+    for j in range(prior.log_w.shape[0]):
+        if prior.active[j]:
+            n_active += 1
+            sum_log_s += prior.log_w[j]
+    if n_active < 2:
+        return
+    a = prior.conc[0]
+    eta = math.log(a / n_active)  # logit(rho) = log(a / P)
+    cur = _log_conc_target(eta, n_active, sum_log_s)
+    for _ in range(n_steps):
+        prop = eta + step * normal(state)
+        new = _log_conc_target(prop, n_active, sum_log_s)
+        if math.log(uniform(state)) < new - cur:
+            eta = prop
+            cur = new
+    prior.conc[0] = n_active * math.exp(eta)
+
+
+@njit(cache=True, nogil=True)
+def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new):
+    """One update of the split-feature weights s given the forest, then of a given s.
+
+    Under the tree prior, s enters only through the rule probabilities of the internal nodes,
+    ``prod_nodes s_j(node) / Z_node(s)`` with Z_node(s) the summed weight of the features that
+    can split that node. We propose s* from Dirichlet(a/P + c), c the split counts per
+    feature, which is s's full conditional when every Z_node is 1, and accept with
+    ``prod_nodes Z_node(s) / Z_node(s*)`` (an independence Metropolis-Hastings step: target
+    Dir(s; a/P) prod s_j^c_j / prod Z_node(s) over proposal Dir(s; a/P + c)). Where every
+    active feature can split every node the ratio is exactly 1 (a Gibbs draw).
+
+    Scratch: ``sub`` a ``Subspace``; ``counts`` (D,) int64; ``shapes``, ``log_new`` (D,) float64.
+    """
+    feat = forest.feat
+    kinds = space.kinds
+    d = kinds.shape[0]
+    n_active = 0
+    for j in range(d):
+        counts[j] = 0
+        if prior.active[j]:
+            n_active += 1
+    if n_active < 2:
+        return
+    m, cap = feat.shape
+    for t in range(m):
+        for k in range(cap):
+            if feat[t, k] >= 0:
+                counts[feat[t, k]] += 1
+    a_p = prior.conc[0] / n_active
+    for j in range(d):
+        shapes[j] = a_p + counts[j]
+    draw_log_dirichlet(state, shapes, prior.active, log_new)
+    log_r = 0.0
+    for t in range(m):
+        for k in range(cap):
+            if feat[t, k] >= 0:
+                node_subspace(forest, space, t, k, sub)
+                if n_splittable(kinds, sub) < n_active:
+                    log_r += (log_restricted_total(kinds, sub, prior.log_w)
+                              - log_restricted_total(kinds, sub, log_new))
+    if math.log(uniform(state)) < log_r:
+        for j in range(d):
+            prior.log_w[j] = log_new[j]
+    update_concentration(state, prior, 5, 1.0)
+
+
+@njit(cache=True, nogil=True)
+def draw_split_prior(state, prior, shapes):
+    """Overwrite the prior's a and s with a draw from their prior (the sparse prior only):
+    rho = a / (a + P) ~ Beta(0.5, 1), i.e. rho = U^2; s ~ Dirichlet(a/P)."""
+    n_active = 0
+    for j in range(prior.active.shape[0]):
+        if prior.active[j]:
+            n_active += 1
+    if n_active < 1:
+        return
+    u = uniform(state)
+    rho = u * u
+    a = n_active * rho / (1.0 - rho)
+    prior.conc[0] = a
+    for j in range(shapes.shape[0]):
+        shapes[j] = a / n_active
+    draw_log_dirichlet(state, shapes, prior.active, prior.log_w)
 
 
 def noise_prior_scale(nu: float, q: float) -> float:
@@ -170,9 +393,12 @@ def log_noise_prior(sigma2, prior):
 
 def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
                       upper: np.ndarray, n_values: np.ndarray, m: int, alpha: float,
-                      beta: float, capacity: int = 32) -> dict[str, np.ndarray]:
+                      beta: float, capacity: int = 32,
+                      prior: TreePrior | None = None) -> dict[str, np.ndarray]:
     """One forest of ``m`` trees from the tree prior, advancing the chain state ``state``.
 
+    ``prior`` (a ``TreePrior`` of this space) replaces alpha and beta when given; its weights
+    are used as they are (draw them first with ``draw_split_prior`` for the sparse prior).
     Node capacity starts at ``capacity`` and doubles until the draw fits; a draw that ran out
     of room is redone from the same state, so the forest does not depend on the capacity
     (its arrays' width does).
@@ -181,7 +407,8 @@ def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
 
     w = n_words(n_values)
     space = Space(kinds, lower, upper, n_values)
-    prior = TreePrior(float(alpha), float(beta))
+    if prior is None:
+        prior = tree_prior(alpha, beta, space)
     while True:
         forest = empty_forest(m, capacity, w)
         saved = state.copy()
@@ -190,4 +417,3 @@ def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
             return forest
         state[:] = saved
         capacity *= 2
-

@@ -6,10 +6,15 @@ a leaf with probability one (so features that run out of room bias nothing):
 - grow leaf eta (depth d, w0 leaves) into children L, R; T* has w1* singly-internal nodes:
   ``r = w0 / w1* * p_d * f(d+1, s_L) * f(d+1, s_R) / (1 - p_d) * likelihood ratio``,
   with ``p_d = alpha (1 + d)^-beta`` and ``f(d, s) = 1 - p_d`` if the child can split (s),
-  else 1. The rule's probability appears in prior and proposal alike and cancels.
+  else 1. The rule's probability appears in prior and proposal alike and cancels. This holds
+  for weighted features too (the sparse prior): the proposal draws the feature with
+  ``s_j / Z(eta)``, Z(eta) the summed weight of the features that can split eta, and the
+  prior gives the new node the same ``s_j / Z(eta)``: eta's subspace is the same in T and
+  T*, so Z(eta) is too, and the children's restrictions enter only through f.
 - prune singly-internal eta (w1 of them) of T, T* with w0* leaves: the inverse,
   ``r = w1 / w0* * (1 - p_d) / (p_d f(d+1, s_L) f(d+1, s_R)) * likelihood ratio``.
-- change the rule of singly-internal eta to a fresh draw from its subspace: only the
+- change the rule of singly-internal eta to a fresh draw from its subspace (the prior's rule
+  distribution at eta, so old and new rule probabilities cancel, weighted or not): only the
   children's leaf factors and the likelihood remain:
   ``r = f(d+1, s_L*) f(d+1, s_R*) / (f(d+1, s_L) f(d+1, s_R)) * likelihood ratio``.
 - noise: random walk theta* = theta + step * N(0, 1) on theta = softplus^-1(sigma^2). The
@@ -295,7 +300,7 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
         eta = nth_node(forest, t, np.int64(uniform(state) * w0) % w0, False)
         node_subspace(forest, space, t, eta, sc.node)
         n_ok = n_splittable(space.kinds, sc.node)
-        j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask)
+        j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask, prior)
         if j < 0:
             uniform(state)  # keep one draw per step for the accept test, for symmetry of streams
             return 0
@@ -434,7 +439,7 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     # CHANGE: a fresh rule for eta from its own subspace
     node_subspace(forest, space, t, eta, sc.node)
     n_ok = n_splittable(space.kinds, sc.node)
-    j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask)
+    j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask, prior)
     s_l = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, True, n_ok - 1)
     s_r = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, False, n_ok - 1)
     log_r = (log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)

@@ -8,6 +8,7 @@ GIL) and collects thinned samples.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -35,8 +36,20 @@ from bofire_bark.engine.likelihood import (
     NSpaceState,
     leaf_quad_logdet,
 )
-from bofire_bark.engine.priors import NoisePrior, TreePrior, noise_prior_scale
-from bofire_bark.engine.proposals import Data, new_scratch, noise_step, refresh, tree_step
+from bofire_bark.engine.priors import (
+    NoisePrior,
+    noise_prior_scale,
+    tree_prior,
+    update_split_probs,
+)
+from bofire_bark.engine.proposals import (
+    Data,
+    current_loglik,
+    new_scratch,
+    noise_step,
+    refresh,
+    tree_step,
+)
 
 MODES = {"flat": FLAT, "n": NSPACE, "leaf": LEAFSPACE}
 
@@ -53,6 +66,17 @@ class MCMCSettings:
     noise_step: float = 0.5
     refresh_every: int = 200
     likelihood: str = "auto"
+    split_prior: str = "uniform"  # or "dirichlet" (sparse, DART-style; see priors.py)
+
+
+# Columns of a chain's trace (one row per recorded sweep): these, then D split probabilities
+# (NaN under the uniform prior, whose weights are fixed), then D shares of the forest's splits
+# on each feature (NaN while the forest has no split).
+TRACE_SCALARS = ("log_likelihood", "sigma2", "leaves_per_tree", "split_concentration")
+
+
+def trace_width(n_features: int) -> int:
+    return len(TRACE_SCALARS) + 2 * n_features
 
 
 @njit(cache=True, nogil=True)
@@ -97,18 +121,50 @@ def leaf_counts(leaf_of, lcol, y, P, C, b):
 
 
 @njit(cache=True, nogil=True)
+def _record(trace, row, lik, n_pts, forest, sigma2, prior):
+    """Write one trace row (``TRACE_SCALARS``, split probabilities, split shares)."""
+    m, cap = forest.feat.shape
+    d = prior.log_w.shape[0]
+    share = trace[row, 4 + d:]
+    share[:] = 0.0
+    leaves = 0
+    for t in range(m):
+        for k in range(cap):
+            f = forest.feat[t, k]
+            if f == -1:
+                leaves += 1
+            elif f >= 0:
+                share[f] += 1.0
+    trace[row, 0] = current_loglik(lik, n_pts, m)
+    trace[row, 1] = sigma2[0]
+    trace[row, 2] = leaves / m
+    trace[row, 3] = prior.conc[0] if prior.dirichlet else np.nan
+    for j in range(d):
+        trace[row, 4 + j] = math.exp(prior.log_w[j]) if prior.dirichlet else np.nan
+    n_splits = leaves - m  # a binary tree has one split fewer than leaves
+    for j in range(d):
+        share[j] = share[j] / n_splits if n_splits > 0 else np.nan
+
+
+@njit(cache=True, nogil=True)
 def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, noise_prior,
-               step, refresh_every, counters, stats):
+               step, refresh_every, counters, stats, trace):
     """Run up to ``n_sweeps`` sweeps; returns how many ran (fewer if storage must grow).
 
-    ``forest``, ``data``, ``lik`` (``Likelihood``), ``sigma2`` ((1,) float64), the generator
-    ``state``, ``counters`` ((1,) int64: tree moves accepted since the last factorization) and
-    ``stats`` follow the chain; a noise ``step`` of 0 holds the noise fixed.
+    ``forest``, ``data``, ``lik`` (``Likelihood``), ``sigma2`` ((1,) float64), the sparse
+    prior's weights in ``tree_prior``, the generator ``state``, ``counters`` ((1,) int64: tree
+    moves accepted since the last factorization) and ``stats`` follow the chain; a noise
+    ``step`` of 0 holds the noise fixed. Sweep i writes row i of ``trace`` (R, 4 + 2 D)
+    float64 while i < R (pass R = 0 to record nothing).
     """
     m = forest.feat.shape[0]
     y = data.y
+    d = space.kinds.shape[0]
     pcap = lik.leaf.Ginv.shape[0]
-    sc = new_scratch(y.shape[0], space.kinds.shape[0], forest.mask.shape[2], pcap, lik.mode)
+    sc = new_scratch(y.shape[0], d, forest.mask.shape[2], pcap, lik.mode)
+    counts = np.zeros(d, dtype=np.int64)
+    shapes = np.empty(d)
+    log_new = np.empty(d)
     for sweep in range(n_sweeps):
         # each tree grows at most once per sweep: stop early if storage might not suffice
         for t in range(m):
@@ -126,6 +182,11 @@ def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, no
         elif counters[0] >= refresh_every:
             refresh(lik, y, m, sigma2[0], sc.work)
             counters[0] = 0
+        if tree_prior.dirichlet:
+            update_split_probs(state, forest, space, tree_prior, sc.node, counts, shapes,
+                               log_new)
+        if sweep < trace.shape[0]:
+            _record(trace, sweep, lik, y.shape[0], forest, sigma2, tree_prior)
     return n_sweeps
 
 
@@ -155,13 +216,18 @@ class Chain:
                                                              for a in space)
         self.space = Space(self.kinds, self.lower, self.upper, self.n_values)
         self.settings = settings
-        self.tree_prior = TreePrior(float(settings.alpha), float(settings.beta))
+        if settings.split_prior not in ("uniform", "dirichlet"):
+            raise ValueError(f"split_prior must be 'uniform' or 'dirichlet', got "
+                             f"{settings.split_prior!r}")
+        self.tree_prior = tree_prior(settings.alpha, settings.beta, self.space,
+                                     settings.split_prior == "dirichlet")
         self.noise_prior = NoisePrior(settings.noise_nu / 2.0,
                                       noise_prior_scale(settings.noise_nu, settings.noise_q))
         self.state = np.array(rng_state, dtype=np.uint64, copy=True)
         self.forest = empty_forest(settings.n_trees, capacity, n_words(self.n_values))
         self.sigma2 = np.array([1.0])
         self.stats = np.zeros((4, 2), dtype=np.int64)
+        self.trace = None  # (sweeps, trace_width(D)) of the last run_chains sampling phase
         self.X = None
 
     # ------------------------------------------------------------------ data and state
@@ -254,16 +320,20 @@ class Chain:
         with single_threaded_blas():
             self._run(n_sweeps)
 
-    def _run(self, n_sweeps: int) -> None:
+    def _run(self, n_sweeps: int, trace: np.ndarray | None = None) -> None:
+        """``trace`` ((n_sweeps, trace_width(D)) float64), if given, gets one row per sweep."""
         if self.X is None:
             raise RuntimeError("Chain.run needs data: call set_data first")
         s = self.settings
         data = Data(self.X, self.y, self.leaf_of)
+        if trace is None:
+            trace = np.empty((0, trace_width(len(self.kinds))))
         done = 0
         while done < n_sweeps:
             k = run_sweeps(n_sweeps - done, self.state, Forest.of(self.forest), self.space, data,
                            self.lik, self.sigma2, self.tree_prior, self.noise_prior,
-                           float(s.noise_step), s.refresh_every, self.counters, self.stats)
+                           float(s.noise_step), s.refresh_every, self.counters, self.stats,
+                           trace[done:])
             done += k
             if done < n_sweeps:
                 self._grow_storage()
@@ -279,17 +349,37 @@ class Chain:
             return float(q), float(ld)
         return 0.0, 0.0
 
-    def snapshot(self) -> tuple[dict[str, np.ndarray], float]:
-        """A copy of the current forest and noise variance (one posterior sample)."""
-        return {k: v.copy() for k, v in self.forest.items()}, float(self.sigma2[0])
+    def snapshot(self) -> tuple[dict[str, np.ndarray], float, dict[str, np.ndarray]]:
+        """A copy of the current forest, noise variance and, under the sparse prior, split
+        probabilities ``split_prob`` (D,) and concentration ``split_concentration`` (one
+        posterior sample)."""
+        extra = {}
+        if self.tree_prior.dirichlet:
+            extra = {"split_prob": np.exp(self.tree_prior.log_w),
+                     "split_concentration": float(self.tree_prior.conc[0])}
+        return {k: v.copy() for k, v in self.forest.items()}, float(self.sigma2[0]), extra
+
+    @property
+    def split_state(self) -> dict[str, np.ndarray]:
+        """The sparse prior's state (log weights, concentration) to save and restore."""
+        return {"split_log_w": self.tree_prior.log_w, "split_conc": self.tree_prior.conc}
+
+    def restore_split_state(self, log_w: np.ndarray, conc: np.ndarray) -> None:
+        self.tree_prior.log_w[:] = log_w
+        self.tree_prior.conc[:] = conc
 
 
-def stack_samples(samples: list[tuple[dict[str, np.ndarray], float]]) -> dict[str, np.ndarray]:
-    """Stack forests of possibly different node capacities into arrays with a sample axis."""
-    cap = max(f["feat"].shape[1] for f, _ in samples)
-    forests = [grow_capacity(f, cap) if f["feat"].shape[1] < cap else f for f, _ in samples]
+def stack_samples(samples: list[tuple[dict[str, np.ndarray], float, dict]]
+                  ) -> dict[str, np.ndarray]:
+    """Stack forests of possibly different node capacities into arrays with a sample axis,
+    with ``sigma2`` and any per-sample extras (``Chain.snapshot``)."""
+    cap = max(f["feat"].shape[1] for f, *_ in samples)
+    forests = [grow_capacity(f, cap) if f["feat"].shape[1] < cap else f for f, *_ in samples]
     out = {k: np.stack([f[k] for f in forests]) for k in FOREST_KEYS}
-    out["sigma2"] = np.array([s for _, s in samples])
+    out["sigma2"] = np.array([s[1] for s in samples])
+    extras = samples[0][2] if len(samples[0]) > 2 else {}
+    for key in extras:
+        out[key] = np.stack([np.asarray(s[2][key]) for s in samples])
     return out
 
 
@@ -310,8 +400,10 @@ def run_chains(chains: list[Chain], burn_in: int, n_samples: int, thinning: int,
         chain._run(burn_in)
         tick()
         kept = []
-        for _ in range(n_samples):
-            chain._run(thinning)
+        # every sweep after burn-in is traced for diagnostics (R-hat, ESS, trace plots)
+        chain.trace = np.empty((n_samples * thinning, trace_width(len(chain.kinds))))
+        for i in range(n_samples):
+            chain._run(thinning, chain.trace[i * thinning:(i + 1) * thinning])
             kept.append(chain.snapshot())
             tick()
         return kept
@@ -335,4 +427,4 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-__all__ = ["Chain", "MCMCSettings", "run_chains", "stack_samples"]
+__all__ = ["TRACE_SCALARS", "trace_width", "Chain", "MCMCSettings", "run_chains", "stack_samples"]

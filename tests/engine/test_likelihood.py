@@ -80,9 +80,10 @@ def check_against_full(chain: Chain) -> float:
 
 
 @pytest.mark.parametrize("likelihood", ["n", "leaf"])
-@pytest.mark.parametrize("n", [40, 400])
-def test_low_rank_state_matches_full_recomputation(likelihood, n):
-    chain = make_chain(likelihood, n)
+@pytest.mark.parametrize(("n", "split_prior"), [(40, "uniform"), (400, "uniform"),
+                                                (40, "dirichlet"), (400, "dirichlet")])
+def test_low_rank_state_matches_full_recomputation(likelihood, n, split_prior):
+    chain = make_chain(likelihood, n, split_prior=split_prior)
     chain.sigma2[0] = 0.05
     chain.refresh()
     worst = 0.0
