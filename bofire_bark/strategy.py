@@ -97,8 +97,21 @@ class BARKStrategy(PredictiveStrategy):
 
     def _fit(self, experiments: pd.DataFrame) -> None:
         # each surrogate keeps the rows where its own output is valid
-        for surrogate in self.surrogates.values():
+        for key, surrogate in self.surrogates.items():
             surrogate.fit(experiments)
+            top = surrogate.feature_relevance().head(3)
+            measure = "split_prob" if top["split_prob"].notna().any() else "split_share"
+            logger.info("BARK %s: most relevant inputs (%s) %s", key, measure, ", ".join(
+                f"{name} {value:.2f}" for name, value in top[measure].items()))
+
+    def feature_relevance(self, output: str | None = None) -> pd.DataFrame:
+        """``BARKSurrogate.feature_relevance`` of an output's model (default: the first goal's):
+        one row per input, most relevant first."""
+        if output is None:
+            return self.surrogate.feature_relevance()
+        if output not in self.surrogates:
+            raise ValueError(f"no model of output '{output}'; outputs: {list(self.surrogates)}")
+        return self.surrogates[output].feature_relevance()
 
     def _predict(self, transformed: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(n, outputs) means and sds in the order of BoFire's prediction columns."""

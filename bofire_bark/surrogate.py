@@ -12,6 +12,7 @@ import pandas as pd
 from bofire.surrogates.surrogate import Surrogate
 from bofire.surrogates.trainable import TrainableSurrogate
 
+from bofire_bark import diagnostics
 from bofire_bark.data_models.surrogate import BARKSettings
 from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
 from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior
@@ -93,11 +94,48 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.n_fits += 1
         logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples,
                     time.perf_counter() - start)
+        if not s.prior_only:
+            self._log_convergence()
 
-    def _predict(self, transformed_X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    def _log_convergence(self) -> None:
+        s = self.settings
+        table = diagnostics.convergence(self.posterior)
+        if table is None:
+            logger.info("BARK: install bofire-bark[diagnostics] (ArviZ) for R-hat and ESS")
+            return
+        logger.info("BARK chains: %s", ", ".join(
+            f"{var} R-hat {row.rhat:.3f} ESS {row.ess_bulk:.0f}" for var, row in table.iterrows()))
+        bad = table[table.rhat > diagnostics.RHAT_WARN]
+        if len(bad):
+            warm = self.n_fits > 1 and s.warm_start
+            logger.warning(
+                "BARK: chains have not mixed (R-hat %s > %.1f): raise %s (now %d) or "
+                "thinning (now %d)", ", ".join(f"{v} {r:.2f}" for v, r in bad.rhat.items()),
+                diagnostics.RHAT_WARN, "warm_start_burn_in" if warm else "burn_in",
+                s.warm_start_burn_in if warm else s.burn_in, s.thinning)
+
+    # ------------------------------------------------------------------- what it learned
+    def feature_relevance(self) -> pd.DataFrame:
+        """Which inputs the forest splits on: one row per input, most relevant first.
+
+        ``split_prob`` (sparse prior ``split_prior="dirichlet"``: posterior mean of the input's
+        split probability, 90 % interval in ``split_prob_q05`` / ``split_prob_q95``; NaN under
+        the uniform prior) and ``split_share`` (posterior mean share of the forest's splits on
+        the input, with its 90 % interval), over every sweep after burn-in.
+        """
+        return diagnostics.feature_relevance(self._fitted(), list(self.space.keys))
+
+    def to_inference_data(self):
+        """The MCMC traces as an ArviZ ``InferenceData`` (``az.rhat``, ``az.plot_trace``...)."""
+        return diagnostics.to_inference_data(self._fitted(), list(self.space.keys))
+
+    def _fitted(self) -> Posterior:
         if self.posterior is None:
             raise RuntimeError("BARKSurrogate is not fitted: call fit first")
-        pred = self.posterior.predict(self.space.encode(transformed_X))
+        return self.posterior
+
+    def _predict(self, transformed_X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        pred = self._fitted().predict(self.space.encode(transformed_X))
         return pred["mean"].reshape(-1, 1), np.sqrt(pred["var"]).reshape(-1, 1)
 
     # ------------------------------------------------------------------ dump and load

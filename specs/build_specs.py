@@ -115,8 +115,31 @@ def pipeline() -> BARKStrategy:
     return BARKStrategy(domain=domain, seed=5)
 
 
+def screening() -> BARKStrategy:
+    """(f) A screen of ten conditions of which a few matter: the sparse split prior learns
+    which (``feature_relevance()``)."""
+    domain = Domain(
+        inputs=Inputs(features=[
+            CategoricalInput(key="solvent", categories=["MeCN", "DMF", "THF", "toluene"]),
+            CategoricalInput(key="catalyst", categories=["Pd(OAc)2", "Pd2dba3", "NiCl2", "CuI"]),
+            CategoricalInput(key="base", categories=["K2CO3", "Cs2CO3", "Et3N"]),
+            ContinuousInput(key="temperature", bounds=(25.0, 120.0), unit="degC"),
+            ContinuousInput(key="residence_time", bounds=(1.0, 60.0), unit="min"),
+            ContinuousInput(key="concentration", bounds=(0.05, 1.0), unit="M"),
+            ContinuousInput(key="stirring_rate", bounds=(200.0, 1200.0), unit="rpm"),
+            ContinuousInput(key="water_content", bounds=(0.0, 2.0), unit="%"),
+            DiscreteInput(key="equivalents", values=[1.0, 1.2, 1.5, 2.0, 3.0]),
+            DiscreteInput(key="vial_position", values=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+        ]),
+        outputs=Outputs(features=[
+            ContinuousOutput(key="yield", objective=MaximizeObjective(w=1.0), unit="%")]),
+    )
+    return BARKStrategy(domain=domain, seed=11,
+                        surrogate_specs=BARKSettings(split_prior="dirichlet"))
+
+
 SPECS = {"reaction": reaction, "formulation": formulation, "process": process,
-         "continuous_benchmark": benchmark, "pipeline": pipeline}
+         "continuous_benchmark": benchmark, "pipeline": pipeline, "screening": screening}
 
 
 def main() -> None:

@@ -1,0 +1,133 @@
+"""What a fitted BARK posterior says about its inputs and its chains.
+
+- ``feature_relevance``: per input, the posterior of its split probability (sparse prior) and
+  of its share of the forest's splits (either prior), from every sweep after burn-in.
+- ``to_inference_data``: the chains' traces as an ArviZ ``InferenceData`` (chain, draw), so
+  ``az.rhat``, ``az.ess``, ``az.summary`` and ``az.plot_trace`` work on them.
+- ``convergence``: R-hat and bulk ESS of the log marginal likelihood and the noise variance,
+  the quantities every sweep moves (the forest itself has no fixed-dimensional summary).
+
+ArviZ is optional (``pip install bofire-bark[diagnostics]``): without it ``feature_relevance``
+still works and ``convergence`` returns None.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from bofire_bark.engine import Posterior
+from bofire_bark.engine.sampler import TRACE_SCALARS
+
+RHAT_WARN = 1.1  # the usual threshold (Gelman et al.); Vehtari et al. 2021 suggest 1.01
+CONVERGENCE_VARS = ("log_marginal_likelihood", "noise_var")
+
+
+def _arviz():
+    """ArviZ, or None if it is not installed (its import-time notice about a coming refactor
+    is not the user's concern, so it is silenced)."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            import arviz
+    except ImportError:
+        return None
+    return arviz
+
+
+def _trace_parts(posterior: Posterior) -> dict[str, np.ndarray]:
+    """The traces split by quantity, (chains, draws[, inputs]), in the user's units."""
+    tr = posterior.traces
+    d = len(posterior.kinds)
+    k = len(TRACE_SCALARS)
+    n = len(posterior.y)
+    loglik = tr[..., TRACE_SCALARS.index("log_likelihood")]
+    # log N(y_std; 0, K) of the standardized outputs, with the 2 pi term the engine drops
+    parts = {
+        "log_marginal_likelihood": loglik - 0.5 * n * math.log(2.0 * math.pi),
+        "noise_var": tr[..., TRACE_SCALARS.index("sigma2")] * posterior.y_std**2,
+        "leaves_per_tree": tr[..., TRACE_SCALARS.index("leaves_per_tree")],
+        "split_share": tr[..., k + d:],
+    }
+    if "split_prob" in posterior.samples:
+        parts["split_concentration"] = tr[..., TRACE_SCALARS.index("split_concentration")]
+        parts["split_prob"] = tr[..., k:k + d]
+    return parts
+
+
+def _sample_shares(posterior: Posterior) -> np.ndarray:
+    """(S, D) share of each sample's splits on each feature (NaN for a forest of stumps)."""
+    feat = posterior.samples["feat"].reshape(posterior.n_samples, -1)
+    d = len(posterior.kinds)
+    counts = np.stack([(feat == j).sum(axis=1) for j in range(d)], axis=1).astype(float)
+    total = counts.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, counts / total, np.nan)
+
+
+def feature_relevance(posterior: Posterior, names: list[str]) -> pd.DataFrame:
+    """One row per input (index ``input``), most relevant first.
+
+    Columns: ``split_prob`` (posterior mean of the input's split probability under the sparse
+    prior) with its 90 % interval ``split_prob_q05`` / ``split_prob_q95``, NaN under the
+    uniform prior (whose probabilities are fixed and equal); ``split_share`` (posterior mean
+    share of the forest's splits on the input) with ``split_share_q05`` / ``split_share_q95``.
+    Draws: every sweep after burn-in of every chain (the kept samples for a prior-only fit).
+    Sorted by ``split_prob`` under the sparse prior, else by ``split_share``.
+    """
+    d = len(posterior.kinds)
+    if posterior.traces is not None:
+        parts = _trace_parts(posterior)
+        share = parts["split_share"].reshape(-1, d)
+        prob = parts["split_prob"].reshape(-1, d) if "split_prob" in parts else None
+    else:
+        share = _sample_shares(posterior)
+        prob = posterior.samples.get("split_prob")
+    rows = {}
+    for label, draws in (("split_prob", prob), ("split_share", share)):
+        if draws is None or np.isnan(draws).all():
+            rows[label] = rows[f"{label}_q05"] = rows[f"{label}_q95"] = np.full(d, np.nan)
+            continue
+        rows[label] = np.nanmean(draws, axis=0)
+        rows[f"{label}_q05"], rows[f"{label}_q95"] = np.nanquantile(draws, [0.05, 0.95], axis=0)
+    frame = pd.DataFrame(rows, index=pd.Index(list(names), name="input"))
+    key = "split_prob" if prob is not None else "split_share"
+    return frame.sort_values(key, ascending=False, kind="stable")
+
+
+def to_inference_data(posterior: Posterior, names: list[str]):
+    """The traces of ``posterior`` as an ArviZ ``InferenceData`` (needs arviz).
+
+    Posterior group: ``log_marginal_likelihood`` (of the standardized outputs), ``noise_var``
+    (the user's units), ``leaves_per_tree``, ``split_share`` (dim ``input``) and, under the
+    sparse prior, ``split_concentration`` and ``split_prob`` (dim ``input``); one draw per
+    sweep after burn-in.
+    """
+    az = _arviz()
+    if az is None:
+        raise ImportError("MCMC diagnostics need ArviZ: pip install 'bofire-bark[diagnostics]'")
+    if posterior.traces is None:
+        raise ValueError("this posterior has no chains (prior_only): nothing to diagnose")
+    parts = _trace_parts(posterior)
+    dims = {k: ["input"] for k in ("split_prob", "split_share") if k in parts}
+    return az.from_dict(posterior=parts, coords={"input": list(names)}, dims=dims)
+
+
+def convergence(posterior: Posterior) -> pd.DataFrame | None:
+    """R-hat and bulk ESS of ``CONVERGENCE_VARS`` (rows), or None without ArviZ or chains."""
+    az = _arviz()
+    if posterior.traces is None or az is None:
+        return None
+    parts = _trace_parts(posterior)
+    rows = {}
+    for var in CONVERGENCE_VARS:
+        draws = parts[var]
+        rows[var] = {"rhat": float(az.rhat(draws)), "ess_bulk": float(az.ess(draws))}
+    return pd.DataFrame(rows).T
+
+
+__all__ = ["RHAT_WARN", "convergence", "feature_relevance", "to_inference_data"]
