@@ -161,22 +161,34 @@ class BarkBudget:
                 f"burn={self.burn_in}")
 
 
-def fit_bark(ds: Dataset, inputs, X_tr, y_tr, X_te, y_te, seed: int, budget: BarkBudget):
+def sample_bark(inputs, X_tr, y_tr, seed: int, budget: BarkBudget, settings=None):
+    """BARK's posterior on a training split, its split space, and the fit's wall time.
+
+    ``settings``: the engine's ``MCMCSettings`` (None: the paper's defaults)."""
     from bofire_bark.engine import fit_posterior
     from bofire_bark.space import SplitSpace
 
     space = SplitSpace.from_inputs(inputs)
     start = time.perf_counter()
-    post = fit_posterior(space.encode(X_tr), y_tr, space.engine_arrays(),
+    post = fit_posterior(space.encode(X_tr), y_tr, space.engine_arrays(), settings,
                          n_chains=budget.n_chains, n_samples=budget.n_samples,
                          thinning=budget.thinning, burn_in=budget.burn_in, seed=seed,
                          n_jobs=budget.n_jobs)
-    fit_time = time.perf_counter() - start
+    return post, space, time.perf_counter() - start
+
+
+def score_bark(post, space, X_te, y_te) -> tuple[float, float]:
+    """Test NLPD and MSE of a BARK posterior, standardized units."""
     pred = post.predict(space.encode(X_te))
     noise = post.samples["sigma2"][:, None] * post.y_std**2
     nlpd = mixture_nlpd(y_te, pred["sample_mean"], pred["sample_var"] + noise)
     mse = (pred["mean"] - y_te) ** 2
-    return float(nlpd.mean()), float(mse.mean()), fit_time, budget.describe()
+    return float(nlpd.mean()), float(mse.mean())
+
+
+def fit_bark(ds: Dataset, inputs, X_tr, y_tr, X_te, y_te, seed: int, budget: BarkBudget):
+    post, space, fit_time = sample_bark(inputs, X_tr, y_tr, seed, budget)
+    return (*score_bark(post, space, X_te, y_te), fit_time, budget.describe())
 
 
 def fit_gp(ds: Dataset, inputs, X_tr, y_tr, X_te, y_te, seed: int):
