@@ -90,6 +90,8 @@ class BOConfig:
     # BARK's acquisition search: the committed study (results/bo/runs) ran the SCIP MIP, so
     # that is the study's default; bo_rerun runs the grid branch-and-bound ("auto")
     solver: str = "scip"
+    # BARK's split-feature prior ("uniform": the paper's; "dirichlet": see split_prior.py)
+    split_prior: str = "uniform"
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
 
@@ -164,7 +166,7 @@ def strategy_spec(method: str, domain, seed: int, cfg: BOConfig):
         if method == "BARK":
             settings = BARKSettings(n_trees=cfg.n_trees, n_chains=cfg.n_chains,
                                     n_samples=cfg.n_samples, thinning=cfg.thinning,
-                                    burn_in=cfg.burn_in)
+                                    burn_in=cfg.burn_in, split_prior=cfg.split_prior)
             return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings,
                                 time_limit=cfg.time_limit, n_start_points=cfg.n_start_points,
                                 solver=cfg.solver)
@@ -388,16 +390,20 @@ def config_from_args(args) -> tuple[BOConfig, list[str], list[int]]:
     return cfg, list(args.benchmarks or STUDY_BENCHMARKS), seeds
 
 
-def check_settings(cfg: BOConfig) -> dict:
+def check_settings(cfg: BOConfig, ignore: tuple[str, ...] = ()) -> dict:
     """Record the study's settings in ``<runs>/settings.json`` on first use and refuse to add
-    runs made with other settings to it (``n_iterations`` may grow: runs resume)."""
+    runs made with other settings to it (``n_iterations`` may grow: runs resume). ``ignore``:
+    fields that vary between the folder's methods (they name their own run folders)."""
     import json
 
-    settings = {k: v for k, v in asdict(cfg).items() if k not in ("out_dir", "n_iterations")}
+    settings = {k: v for k, v in asdict(cfg).items()
+                if k not in ("out_dir", "n_iterations", *ignore)}
     path = Path(cfg.out_dir) / cfg.runs / "settings.json"
     if path.exists():
         saved = json.loads(path.read_text())
         saved.setdefault("solver", "scip")  # folders written before the field: the SCIP MIP
+        if "split_prior" not in ignore:
+            saved.setdefault("split_prior", "uniform")  # before the field: the paper's prior
         if saved != settings:
             differ = sorted(k for k in settings if saved.get(k) != settings[k])
             raise SystemExit(

@@ -10,6 +10,7 @@ All problems are minimized and have one output ``y`` (with BoFire's ``valid_y`` 
 | ``DiscreteRosenbrock`` | 10 | x in [-5, 10]^4, i in {-5, 0, 5, 10}^6 (discrete) |
 | ``PestControl`` | 25 | h in {none, pest1, ..., pest4}^25 (categorical) |
 | ``StyblinskiTang`` | 10 | x in [-5, 5]^10 (``Hartmann`` is BoFire's own, 6-D) |
+| ``Hartmann6Spurious`` | 6 + k | Hartmann6 and k inputs in [0, 1] it ignores (BoFire's wrapper) |
 | ``MixedConstrained`` | 5 | 3 fractions (sum 1), temperature, catalyst; x1 t <= 0.35 |
 
 Feature keys are chosen so that BoFire's key sort (by type, then key as a string) keeps the
@@ -28,6 +29,7 @@ import math
 import numpy as np
 import pandas as pd
 from bofire.benchmarks.api import Benchmark, Hartmann
+from bofire.benchmarks.benchmark import SpuriousFeaturesWrapper
 from bofire.data_models.constraints.api import (
     LinearEqualityConstraint,
     NonlinearInequalityConstraint,
@@ -46,6 +48,7 @@ __all__ = [
     "DiscreteAckley",
     "DiscreteRosenbrock",
     "Hartmann6",
+    "Hartmann6Spurious",
     "MixedConstrained",
     "PestControl",
     "StyblinskiTang",
@@ -332,6 +335,22 @@ class Hartmann6(Hartmann):
         return out
 
 
+class Hartmann6Spurious(SpuriousFeaturesWrapper):
+    """Hartmann6 with ``n_spurious`` extra inputs ``x_spurious_<i>`` in [0, 1] that the value
+    ignores (BoFire's ``SpuriousFeaturesWrapper``), plus the optimum the wrapper leaves out:
+    Hartmann6's, whatever the spurious inputs (reported at 0.5)."""
+
+    def __init__(self, n_spurious: int = 20, **kwargs) -> None:
+        super().__init__(Hartmann6(), n_spurious_features=n_spurious, **kwargs)
+
+    def get_optima(self) -> pd.DataFrame:
+        opt = self._benchmark.get_optima()
+        for key in self.domain.inputs.get_keys():
+            if key not in opt:
+                opt[key] = 0.5
+        return opt
+
+
 # --------------------------------------------------------------------------------------------
 # Pest control
 # --------------------------------------------------------------------------------------------
@@ -542,6 +561,7 @@ BENCHMARKS = {
     "PestControl": PestControl,
     "Hartmann6": Hartmann6,
     "StyblinskiTang10": lambda: StyblinskiTang(dim=10),
+    "Hartmann6Spurious20": lambda: Hartmann6Spurious(n_spurious=20),
     "MixedConstrained": MixedConstrained,
 }
 

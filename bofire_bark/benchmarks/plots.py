@@ -104,7 +104,8 @@ def _methods(present) -> list[str]:
     return [m for m in METHODS if m in present] + sorted(m for m in present if m not in METHODS)
 
 
-def plot_regret(curves: pd.DataFrame, refused: dict, path: Path) -> None:
+def plot_regret(curves: pd.DataFrame, refused: dict, path: Path,
+                colors: dict[str, str] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -131,7 +132,7 @@ def plot_regret(curves: pd.DataFrame, refused: dict, path: Path) -> None:
                 vals = np.maximum(vals, floor)
             med = np.median(vals, axis=1)
             lo, hi = np.percentile(vals, 25, axis=1), np.percentile(vals, 75, axis=1)
-            color = COLORS.get(method)
+            color = (colors or COLORS).get(method)
             ax.plot(wide.index, med, color=color, label=f"{method} ({wide.shape[1]})")
             ax.fill_between(wide.index, lo, hi, color=color, alpha=0.2, linewidth=0)
         if log:

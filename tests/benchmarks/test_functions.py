@@ -27,7 +27,7 @@ from bofire_bark.benchmarks.functions import (
 
 DIMS = {"TreeFunction": 10, "TreeFunctionCat": 20, "DiscreteAckley": 13,
         "DiscreteRosenbrock": 10, "PestControl": 25, "Hartmann6": 6, "StyblinskiTang10": 10,
-        "MixedConstrained": 5}
+        "MixedConstrained": 5, "Hartmann6Spurious20": 26}
 
 
 def random_points(bench, n, seed=0):
