@@ -398,7 +398,8 @@ def plot_regression(df: pd.DataFrame, path: Path) -> None:
         if not set(PRIORS) <= set(wide.columns):
             continue
         diff = (wide["dirichlet"] - wide["uniform"]).dropna()
-        groups = list(dict.fromkeys((d, v) for d, v, _ in diff.index))
+        present = {(d, v) for d, v, _ in diff.index}
+        groups = [g for g in _groups(df) if g in present]
         rng = np.random.default_rng(0)
         for i, (name, variant) in enumerate(groups):
             vals = diff.loc[(name, variant)].to_numpy()
