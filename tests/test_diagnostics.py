@@ -145,7 +145,7 @@ def test_uniform_prior_reports_shares_of_splits():
     from bofire_bark.data_models import BARKSurrogate
 
     spec = BARKSurrogate(inputs=domain().inputs, outputs=domain().outputs, seed=2,
-                         burn_in=200, thinning=20, n_chains=2)
+                         burn_in=200, thinning=20, n_chains=2, split_prior="uniform")
     sur = surrogates.map(spec)
     sur.fit(experiments())
     rel = sur.feature_relevance()
