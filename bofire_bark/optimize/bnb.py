@@ -61,6 +61,11 @@ N_LAGRANGE = 100
 # Slack of interval pruning: a box is dropped only when its constraint range misses the
 # feasible side by more than this (round-off of the interval arithmetic).
 PRUNE_TOL = 1e-7
+# The box loop of a single output without domain constraints runs in numba (``grid_search``)
+# unless this is False: the Python loop spends part of its time per box in the interpreter.
+NUMBA_LOOP = True
+# Seconds of work per call of the numba loop (the clock is read between calls).
+CHUNK_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -927,13 +932,16 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
            threads: int = THREADS, dive_every: int = DIVE_EVERY,
            polish: float = POLISH, max_time: float | None = None,
-           extend_gap: float = math.inf) -> SearchResult:
+           extend_gap: float = math.inf, numba_loop: bool | None = None) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
     subgradient steps on the categorical multipliers at the root.
 
     Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, at
     ``time_limit`` seconds once the relative gap is <= ``extend_gap``, or at ``max_time``
     seconds (default: ``time_limit``; ``deadline`` overrides both).
+
+    Without domain constraints and with one output the loop runs in numba (``numba_loop``,
+    default ``NUMBA_LOOP``; ``threads`` then does not apply), else in Python.
     """
     t0 = time.perf_counter()
     soft_at = t0 + time_limit if deadline is None else deadline
@@ -942,6 +950,9 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     rng = np.random.default_rng(seed)
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
+    if (NUMBA_LOOP if numba_loop is None else numba_loop) and type(grid) is Grid and not cons:
+        return _search_numba(grid, best_x, best_v, t0, (soft_at, extend_gap, stop_at),
+                             n_lagrange, mip_gap, abs_gap, dive_every)
     pool = ThreadPoolExecutor(1) if threads > 1 else None
     try:
         return _search(grid, cons, best_x, best_v, t0, (soft_at, extend_gap, stop_at), rng,
@@ -1031,3 +1042,73 @@ def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_g
     bound = max(open_bound, best_v)
     return SearchResult(best_x, best_v, bound, status, nodes, len(unresolved),
                         time.perf_counter() - t0)
+
+
+def _search_numba(grid: Grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, abs_gap,
+                  dive_every) -> SearchResult:
+    """``_search`` for a ``Grid`` without constraints: the box loop in ``grid_search``, run
+    in chunks of about ``CHUNK_SECONDS`` with the clock read in between."""
+    from bofire_bark.optimize import grid_search as gs
+
+    soft_at, extend_gap, stop_at = limits
+    grid.fit_multipliers(best_v, n_lagrange)
+    lo, hi, cat = grid.root()
+    ub, n_und, split = grid.bound(lo, hi, cat)
+    d, w = grid.d, grid.gm.n_words
+    cap = 1024
+    h_key, h_cnt, h_slot = np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+    s_lo, s_hi = np.zeros((cap, d), np.int64), np.zeros((cap, d), np.int64)
+    s_cat = np.zeros((cap, d, w), np.uint64)
+    s_und, s_split = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+    free = np.arange(cap - 1, -1, -1, dtype=np.int64)  # a stack of free slots, 0 on top
+    st = np.zeros(5, np.int64)
+    st[gs.FREE] = cap - 1
+    s_lo[0], s_hi[0], s_cat[0], s_und[0], s_split[0] = lo, hi, cat, n_und, split
+    st[gs.HEAP] = gs._push(h_key, h_cnt, h_slot, 0, -ub, 0, 0)
+    st[gs.COUNTER] = 1
+    best = (np.zeros(d, np.int64), np.zeros(d, np.int64), np.zeros((d, w), np.uint64))
+    bv = np.array([best_v])
+    reach, und, val = grid.scratch[0]
+    fixed = (tuple(grid.gm.arrays), grid.gm.kappa, grid.gm.sign, grid.use_lam,
+             gs.geometry(grid))
+    chunk = 4
+
+    def done(bound: float) -> bool:
+        v = float(bv[0])
+        return bound - v <= max(mip_gap * abs(v), abs_gap, 1e-12 * abs(v))
+
+    while True:
+        top = -h_key[0] if st[gs.HEAP] else -math.inf
+        if not st[gs.HEAP]:
+            status = "infeasible" if not np.isfinite(bv[0]) else "optimal"
+            break
+        if done(top) and np.isfinite(bv[0]):
+            status = "gap" if top - bv[0] > 1e-9 * max(1.0, abs(bv[0])) else "optimal"
+            break
+        now = time.perf_counter()
+        if now > stop_at or (now > soft_at and relative_gap(bv[0], top) <= extend_gap):
+            status = "time_limit"
+            break
+        if st[gs.FREE] < 2 * chunk:  # room for every child the chunk may push
+            grow = max(cap, 2 * chunk)
+            h_key, h_cnt, h_slot = (np.concatenate((a, np.zeros(grow, a.dtype)))
+                                    for a in (h_key, h_cnt, h_slot))
+            s_lo, s_hi, s_cat, s_und, s_split = (
+                np.concatenate((a, np.zeros((grow,) + a.shape[1:], a.dtype)))
+                for a in (s_lo, s_hi, s_cat, s_und, s_split))
+            free = np.concatenate((free[:st[gs.FREE]],
+                                   np.arange(cap + grow - 1, cap - 1, -1, dtype=np.int64),
+                                   np.zeros(cap, np.int64)))
+            st[gs.FREE] += grow
+            cap += grow
+        n0 = st[gs.NODES]
+        gs.search_chunk(*fixed, h_key, h_cnt, h_slot, s_lo, s_hi, s_cat, s_und, s_split, free,
+                        st, *best, bv, reach, und, val, grid._none, chunk, mip_gap, abs_gap,
+                        dive_every)
+        # the next chunk: CHUNK_SECONDS at this one's time per box
+        per_box = (time.perf_counter() - now) / max(1, st[gs.NODES] - n0)
+        chunk = int(min(max(CHUNK_SECONDS / max(per_box, 1e-7), 1), 4 * chunk + 4))
+    if st[gs.FOUND]:
+        best_x = centre(grid, *best)
+    return SearchResult(best_x, float(bv[0]), max(top, float(bv[0])), status,
+                        int(st[gs.NODES]), 0, time.perf_counter() - t0)
