@@ -930,7 +930,7 @@ def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
-           threads: int = THREADS, dive_every: int = DIVE_EVERY,
+           threads: int = THREADS, dive_every: int | None = None,
            polish: float = POLISH, max_time: float | None = None,
            extend_gap: float = math.inf, numba_loop: bool | None = None) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
@@ -950,6 +950,7 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     rng = np.random.default_rng(seed)
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
+    dive_every = DIVE_EVERY if dive_every is None else dive_every
     if (NUMBA_LOOP if numba_loop is None else numba_loop) and type(grid) is Grid and not cons:
         return _search_numba(grid, best_x, best_v, t0, (soft_at, extend_gap, stop_at),
                              n_lagrange, mip_gap, abs_gap, dive_every)
