@@ -27,7 +27,7 @@ README.md and results/README.md between the ``acquisition`` markers.
 gap is above ``extend_gap`` 0.15) against stopping there (the default), one after the other
 on every posterior (``paired.csv``, ``paired.md``), so the two meet the same machine load.
 ``--paired --pair loop`` compares the same way the box loop in numba (``bnb.NUMBA_LOOP``)
-with the Python loop, and the numba loop with a dive every 100 boxes instead of 25.
+with the Python loop, and with dives skipped after fruitless ones (``bnb.DIVE_BACKOFF``).
 """
 
 from __future__ import annotations
@@ -79,12 +79,13 @@ PAIRED = {"stop at time_limit": {"max_time": DEFAULT_TIME_LIMIT},
 
 
 # The box loop in numba (bnb.NUMBA_LOOP, one thread) against the Python loop (two threads
-# bounding the children), and the numba loop with fewer dives.
+# bounding the children), both diving every 25 boxes; and the default, the numba loop skipping
+# dives after fruitless ones (bnb.DIVE_BACKOFF, in the Python loop of constrained domains too).
 PYTHON_LOOP = "python loop (2 threads)"
-LOOP_PAIRED = {PYTHON_LOOP: {"_bnb": {"NUMBA_LOOP": False}},
-               "numba loop": {"_bnb": {"NUMBA_LOOP": True}},
-               "numba loop, dive every 100": {"_bnb": {"NUMBA_LOOP": True,
-                                                       "DIVE_EVERY": 100}}}
+LOOP_PAIRED = {PYTHON_LOOP: {"_bnb": {"NUMBA_LOOP": False, "DIVE_BACKOFF": False}},
+               "numba loop": {"_bnb": {"NUMBA_LOOP": True, "DIVE_BACKOFF": False}},
+               "numba loop, dive backoff (default)": {"_bnb": {"NUMBA_LOOP": True,
+                                                               "DIVE_BACKOFF": True}}}
 PAIRS = {"extend": PAIRED, "loop": LOOP_PAIRED}
 
 

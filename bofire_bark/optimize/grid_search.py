@@ -22,7 +22,7 @@ from bofire_bark.kinds import CATEGORICAL, CONTINUOUS, DISCRETE
 from bofire_bark.optimize.grid_bound import box_bound
 
 # st (int64 state) fields
-HEAP, COUNTER, NODES, FREE, FOUND = 0, 1, 2, 3, 4
+HEAP, COUNTER, NODES, FREE, FOUND, PERIOD, SKIP = 0, 1, 2, 3, 4, 5, 6
 # return codes of search_chunk
 RUNNING, DONE, EMPTY = 0, 1, 2
 
@@ -189,12 +189,14 @@ def _dive(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v, work, reach
 @njit(cache=True, nogil=True)
 def search_chunk(md, kappa, sign, use_lam, geo, h_key, h_cnt, h_slot, s_lo, s_hi, s_cat, s_und,
                  s_split, free, st, best_lo, best_hi, best_cat, best_v, reach, und, val, none,
-                 max_nodes, mip_gap, abs_gap, dive_every):
+                 max_nodes, mip_gap, abs_gap, dive_every, max_period):
     """Up to ``max_nodes`` boxes of the search (``bnb._search`` without constraints).
 
     Returns RUNNING (chunk used up), DONE (bound - best_v within the gaps: the caller reads the
     top key) or EMPTY (no open box left). The slots must have room for 2 * max_nodes pushes.
     ``best_v`` (1,) is the incumbent's value; ``st[FOUND]`` is set once a box's centre beats it.
+    Dives skip ``st[SKIP]`` chances, ``st[PERIOD]`` - 1 after the last one (doubling up to
+    ``max_period`` while dives find nothing better).
     """
     D, W = s_cat.shape[1], s_cat.shape[2]
     lo = np.empty(D, dtype=np.int64)
@@ -275,6 +277,9 @@ def search_chunk(md, kappa, sign, use_lam, geo, h_key, h_cnt, h_slot, s_lo, s_hi
                 best_cat[:, :] = cat
                 st[FOUND] = 1
         if dive_every > 0 and nodes % dive_every == 1:
+            if st[SKIP] > 0:
+                st[SKIP] -= 1
+                continue
             v = _dive(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v[0], work, reach,
                       und, val, none, o_lo, o_hi, o_cat)
             if v > best_v[0]:
@@ -283,6 +288,10 @@ def search_chunk(md, kappa, sign, use_lam, geo, h_key, h_cnt, h_slot, s_lo, s_hi
                 best_hi[:] = o_hi
                 best_cat[:, :] = o_cat
                 st[FOUND] = 1
+                st[PERIOD] = 1
+            else:
+                st[PERIOD] = min(2 * st[PERIOD], max_period)
+            st[SKIP] = st[PERIOD] - 1
     return RUNNING
 
 

@@ -93,9 +93,10 @@ def test_numba_bound_holds_at_the_time_limit(small, monkeypatch):
 
 @pytest.mark.parametrize("mip_gap", [0.0, 0.05, 0.3])
 @pytest.mark.parametrize("start", [False, True])
-def test_numba_loop_matches_the_python_loop(small, mip_gap, start):
+@pytest.mark.parametrize("dives", [(25, False), (3, True)])
+def test_numba_loop_matches_the_python_loop(small, mip_gap, start, dives):
     """Same boxes, bound, value and point as the Python loop (one thread) from the same
-    start."""
+    start, with dives every 25 boxes, or every 3 and skipped after fruitless ones."""
     out = []
     for numba_loop in (True, False):
         problem, systems, grid, cons = grid_of(small)
@@ -109,7 +110,8 @@ def test_numba_loop_matches_the_python_loop(small, mip_gap, start):
                     problem.box.kinds == bnb.CATEGORICAL)]
             v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
         out.append(bnb.search(grid, cons, x0, v0, 60.0, mip_gap, 0.0, threads=1,
-                              numba_loop=numba_loop))
+                              numba_loop=numba_loop, dive_every=dives[0],
+                              dive_backoff=dives[1]))
     a, b = out
     assert (a.status, a.nodes) == (b.status, b.nodes)
     assert a.bound == b.bound and a.value == b.value
