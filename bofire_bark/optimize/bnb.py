@@ -48,7 +48,9 @@ USE_ROWS = False
 DIVE_EVERY = 25
 # After a dive that finds no better point the next DIVE_BACKOFF_MAX - 1 chances at most are
 # skipped (the skip doubles per fruitless dive, and resets when a dive improves): without
-# constraints the start is rarely beaten and the dives cost half of the bound calls.
+# constraints the start is rarely beaten and the dives cost half of the bound calls. Only
+# without domain constraints and with one output: with constraints dives find the feasible
+# points (acquisition_proof, numba_loop_backoff: the UCB fell on 5 constrained posteriors).
 DIVE_BACKOFF = True
 DIVE_BACKOFF_MAX = 64
 # Under constraints, the share of the remaining time spent diving for better points once the
@@ -957,11 +959,11 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
     dive_every = DIVE_EVERY if dive_every is None else dive_every
+    free = type(grid) is Grid and not cons  # one output, no domain constraints
     # the longest run of dives skipped after fruitless ones (1: none)
-    max_period = (DIVE_BACKOFF_MAX if (DIVE_BACKOFF if dive_backoff is None else dive_backoff)
-                  else 1)
-    dives = (dive_every, max_period)
-    if (NUMBA_LOOP if numba_loop is None else numba_loop) and type(grid) is Grid and not cons:
+    backoff = DIVE_BACKOFF and free if dive_backoff is None else dive_backoff
+    dives = (dive_every, DIVE_BACKOFF_MAX if backoff else 1)
+    if (NUMBA_LOOP if numba_loop is None else numba_loop) and free:
         return _search_numba(grid, best_x, best_v, t0, (soft_at, extend_gap, stop_at),
                              n_lagrange, mip_gap, abs_gap, dives)
     pool = ThreadPoolExecutor(1) if threads > 1 else None
