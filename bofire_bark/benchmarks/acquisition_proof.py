@@ -27,7 +27,8 @@ README.md and results/README.md between the ``acquisition`` markers.
 gap is above ``extend_gap`` 0.15) against stopping there (the default), one after the other
 on every posterior (``paired.csv``, ``paired.md``), so the two meet the same machine load.
 ``--paired --pair loop`` compares the same way the box loop in numba (``bnb.NUMBA_LOOP``)
-with the Python loop, and with dives skipped after fruitless ones (``bnb.DIVE_BACKOFF``).
+with the Python loop (dives skipped after fruitless ones, ``bnb.DIVE_BACKOFF``), on one
+thread and on two (``bnb.THREADS``).
 """
 
 from __future__ import annotations
@@ -78,14 +79,17 @@ PAIRED = {"stop at time_limit": {"max_time": DEFAULT_TIME_LIMIT},
           EXTENDED: {"max_time": 10.0, "extend_gap": 0.15}}
 
 
-# The box loop in numba (bnb.NUMBA_LOOP, one thread) against the Python loop (two threads
-# bounding the children), both diving every 25 boxes; and the default, the numba loop skipping
-# dives after fruitless ones (bnb.DIVE_BACKOFF, in the Python loop of constrained domains too).
+# The previous default, the Python loop (two threads bounding the children, a dive every 25
+# boxes), against the numba loop (bnb.NUMBA_LOOP) skipping dives after fruitless ones
+# (bnb.DIVE_BACKOFF) on one thread, and on two in rounds (the default). Domains with
+# constraints run the Python loop with every dive in all three.
 PYTHON_LOOP = "python loop (2 threads)"
 LOOP_PAIRED = {PYTHON_LOOP: {"_bnb": {"NUMBA_LOOP": False, "DIVE_BACKOFF": False}},
-               "numba loop": {"_bnb": {"NUMBA_LOOP": True, "DIVE_BACKOFF": False}},
-               "numba loop, dive backoff (default)": {"_bnb": {"NUMBA_LOOP": True,
-                                                               "DIVE_BACKOFF": True}}}
+               "numba loop, 1 thread": {"_bnb": {"NUMBA_LOOP": True, "DIVE_BACKOFF": True,
+                                                 "THREADS": 1}},
+               "numba loop, 2 threads (default)": {"_bnb": {"NUMBA_LOOP": True,
+                                                            "DIVE_BACKOFF": True,
+                                                            "THREADS": 2}}}
 PAIRS = {"extend": PAIRED, "loop": LOOP_PAIRED}
 
 

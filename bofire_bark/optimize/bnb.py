@@ -56,7 +56,8 @@ DIVE_BACKOFF_MAX = 64
 # Under constraints, the share of the remaining time spent diving for better points once the
 # gap is proven (the proof stands; only the candidate can improve).
 POLISH = 0.5
-# Boxes bounded at once (the two children of a branching, on two cores).
+# Threads bounding boxes (Python loop: the two children of a branching; numba loop: rounds
+# of BATCH boxes per thread).
 THREADS = 2
 # Bins (of consecutive grid cells) per ordered feature in the Lagrangian relaxation, and
 # whether ordered features are relaxed at all: measured, multipliers fitted at the root helped
@@ -73,6 +74,9 @@ PRUNE_TOL = 1e-7
 NUMBA_LOOP = True
 # Seconds of work per call of the numba loop (the clock is read between calls).
 CHUNK_SECONDS = 0.01
+# With two threads the numba loop works in rounds of this many boxes per thread (fixed, so
+# that the boxes expanded do not depend on the clock).
+BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -937,7 +941,7 @@ def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
-           threads: int = THREADS, dive_every: int | None = None,
+           threads: int | None = None, dive_every: int | None = None,
            polish: float = POLISH, max_time: float | None = None,
            extend_gap: float = math.inf, numba_loop: bool | None = None,
            dive_backoff: bool | None = None) -> SearchResult:
@@ -949,7 +953,9 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     seconds (default: ``time_limit``; ``deadline`` overrides both).
 
     Without domain constraints and with one output the loop runs in numba (``numba_loop``,
-    default ``NUMBA_LOOP``; ``threads`` then does not apply), else in Python.
+    default ``NUMBA_LOOP``), else in Python; with ``threads`` > 1 either bounds boxes on two
+    threads (the numba loop in rounds of ``BATCH`` boxes per thread, in a different order
+    than with one thread).
     """
     t0 = time.perf_counter()
     soft_at = t0 + time_limit if deadline is None else deadline
@@ -959,13 +965,14 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
     dive_every = DIVE_EVERY if dive_every is None else dive_every
+    threads = THREADS if threads is None else threads
     free = type(grid) is Grid and not cons  # one output, no domain constraints
     # the longest run of dives skipped after fruitless ones (1: none)
     backoff = DIVE_BACKOFF and free if dive_backoff is None else dive_backoff
     dives = (dive_every, DIVE_BACKOFF_MAX if backoff else 1)
     if (NUMBA_LOOP if numba_loop is None else numba_loop) and free:
         return _search_numba(grid, best_x, best_v, t0, (soft_at, extend_gap, stop_at),
-                             n_lagrange, mip_gap, abs_gap, dives)
+                             n_lagrange, mip_gap, abs_gap, dives, threads)
     pool = ThreadPoolExecutor(1) if threads > 1 else None
     try:
         return _search(grid, cons, best_x, best_v, t0, (soft_at, extend_gap, stop_at), rng,
@@ -1067,9 +1074,23 @@ def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_g
 
 
 def _search_numba(grid: Grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, abs_gap,
-                  dives) -> SearchResult:
+                  dives, threads=1) -> SearchResult:
     """``_search`` for a ``Grid`` without constraints: the box loop in ``grid_search``, run
-    in chunks of about ``CHUNK_SECONDS`` with the clock read in between."""
+    in chunks of about ``CHUNK_SECONDS`` (one thread) or rounds of ``BATCH`` boxes per thread
+    (two), with the clock read in between."""
+    if threads > 1:
+        pool = ThreadPoolExecutor(1)
+        try:
+            return _search_numba_impl(grid, best_x, best_v, t0, limits, n_lagrange, mip_gap,
+                                      abs_gap, dives, pool)
+        finally:
+            pool.shutdown()
+    return _search_numba_impl(grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, abs_gap,
+                              dives, None)
+
+
+def _search_numba_impl(grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, abs_gap, dives,
+                       pool) -> SearchResult:
     from bofire_bark.optimize import grid_search as gs
 
     soft_at, extend_gap, stop_at = limits
@@ -1095,6 +1116,16 @@ def _search_numba(grid: Grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, a
     fixed = (tuple(grid.gm.arrays), grid.gm.kappa, grid.gm.sign, grid.use_lam,
              gs.geometry(grid))
     chunk = 4
+    if pool is not None:  # the batch of a round and its children
+        nb = 2 * BATCH
+        batch = (np.zeros((nb, d), np.int64), np.zeros((nb, d), np.int64),
+                 np.zeros((nb, d, w), np.uint64), np.zeros(nb, np.int64),
+                 np.zeros(nb, np.int64))
+        kids = (np.zeros((nb, 2, d), np.int64), np.zeros((nb, 2, d), np.int64),
+                np.zeros((nb, 2, d, w), np.uint64), np.zeros((nb, 2)),
+                np.zeros((nb, 2), np.int64), np.zeros((nb, 2), np.int64),
+                np.zeros((nb, 2), np.bool_), np.zeros(nb))
+        chunk = nb
 
     def done(bound: float) -> bool:
         v = float(bv[0])
@@ -1124,10 +1155,21 @@ def _search_numba(grid: Grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, a
                                    np.zeros(cap, np.int64)))
             st[gs.FREE] += grow
             cap += grow
+        heap = (h_key, h_cnt, h_slot, s_lo, s_hi, s_cat, s_und, s_split, free, st)
+        if pool is not None:
+            n = gs.pop_batch(*heap, *best, bv, *batch, mip_gap, abs_gap)
+            if n:
+                # thread 1 takes boxes 1, 3, ... of the batch (ranked by bound), this one 0, 2
+                other = pool.submit(gs.expand_batch, *fixed, n, 1, 2, *batch, *kids,
+                                    *grid.scratch[1], grid._none)
+                gs.expand_batch(*fixed, n, 0, 2, *batch, *kids, reach, und, val, grid._none)
+                other.result()
+                gs.push_batch(*fixed, n, *batch, *kids, *heap, *best, bv, reach, und, val,
+                              grid._none, *dives)
+            continue
         n0 = st[gs.NODES]
-        gs.search_chunk(*fixed, h_key, h_cnt, h_slot, s_lo, s_hi, s_cat, s_und, s_split, free,
-                        st, *best, bv, reach, und, val, grid._none, chunk, mip_gap, abs_gap,
-                        *dives)
+        gs.search_chunk(*fixed, *heap, *best, bv, reach, und, val, grid._none, chunk, mip_gap,
+                        abs_gap, *dives)
         # the next chunk: CHUNK_SECONDS at this one's time per box
         per_box = (time.perf_counter() - now) / max(1, st[gs.NODES] - n0)
         chunk = int(min(max(CHUNK_SECONDS / max(per_box, 1e-7), 1), 4 * chunk + 4))

@@ -308,3 +308,126 @@ def geometry(grid) -> tuple:
     return (np.asarray(box.kinds, dtype=np.int64), thr, lens,
             np.asarray(box.lower, dtype=np.float64), np.asarray(box.upper, dtype=np.float64),
             np.asarray(box.margin, dtype=np.float64), n_values)
+
+
+# ------------------------------------------------------------------------------------------
+# two threads: the loop in rounds (pop a batch of the best boxes, bound their children on two
+# threads, push them), so each thread bounds boxes among the best open ones
+# ------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def pop_batch(h_key, h_cnt, h_slot, s_lo, s_hi, s_cat, s_und, s_split, free, st, best_lo,
+              best_hi, best_cat, best_v, b_lo, b_hi, b_cat, b_split, b_node, mip_gap, abs_gap):
+    """Pop up to len(b_node) boxes to branch into the batch (dropping those below the
+    incumbent, taking decided ones as incumbents, as ``search_chunk``); stops early when the
+    gap is closed. Returns the batch size."""
+    n = 0
+    while n < b_node.shape[0] and st[HEAP] > 0:
+        bv = best_v[0]
+        top = -h_key[0]
+        if bv > -np.inf and top - bv <= max(mip_gap * abs(bv), abs_gap, 1e-12 * abs(bv)):
+            break
+        slot = h_slot[0]
+        st[HEAP] = _pop(h_key, h_cnt, h_slot, st[HEAP])
+        st[NODES] += 1
+        free[st[FREE]] = slot
+        st[FREE] += 1
+        if top <= bv:
+            continue
+        if s_und[slot] == 0:
+            best_v[0] = top
+            best_lo[:] = s_lo[slot]
+            best_hi[:] = s_hi[slot]
+            best_cat[:, :] = s_cat[slot]
+            st[FOUND] = 1
+            continue
+        b_lo[n] = s_lo[slot]
+        b_hi[n] = s_hi[slot]
+        b_cat[n] = s_cat[slot]
+        b_split[n] = s_split[slot]
+        b_node[n] = st[NODES]
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def expand_batch(md, kappa, sign, use_lam, geo, n, first, step, b_lo, b_hi, b_cat, b_split,
+                 b_node, c_lo, c_hi, c_cat, c_ub, c_und, c_split, c_ok, cv, reach, und, val,
+                 none):
+    """Bound the children of batch boxes first, first + step, ... (< n), and the centre of
+    every 4th box; one scratch set (reach, und, val) per thread."""
+    D, W = b_cat.shape[1], b_cat.shape[2]
+    p_lo = np.empty(D, dtype=np.int64)
+    p_cat = np.empty((D, W), dtype=np.uint64)
+    for i in range(first, n, step):
+        for side in range(2):
+            c_ok[i, side] = _child(md, b_lo[i], b_hi[i], b_cat[i], b_split[i], side,
+                                   c_lo[i, side], c_hi[i, side], c_cat[i, side])
+            if c_ok[i, side]:
+                c_ub[i, side], c_und[i, side], c_split[i, side] = _bound(
+                    md, kappa, sign, use_lam, c_lo[i, side], c_hi[i, side], c_cat[i, side],
+                    reach, und, val, none)
+        cv[i] = -np.inf
+        if b_node[i] % 4 == 1:
+            cv[i] = _centre_value(md, kappa, sign, use_lam, geo, b_lo[i], b_hi[i], b_cat[i],
+                                  p_lo, p_cat, reach, und, val, none)
+
+
+@njit(cache=True, nogil=True)
+def push_batch(md, kappa, sign, use_lam, geo, n, b_lo, b_hi, b_cat, b_split, b_node, c_lo,
+               c_hi, c_cat, c_ub, c_und, c_split, c_ok, cv, h_key, h_cnt, h_slot, s_lo, s_hi,
+               s_cat, s_und, s_split, free, st, best_lo, best_hi, best_cat, best_v, reach, und,
+               val, none, dive_every, max_period):
+    """The batch's centres as incumbents, its children above the incumbent into the heap (in
+    box order), then the dives due (``search_chunk``'s rules)."""
+    D, W = b_cat.shape[1], b_cat.shape[2]
+    for i in range(n):
+        if cv[i] > best_v[0]:
+            best_v[0] = cv[i]
+            best_lo[:] = b_lo[i]
+            best_hi[:] = b_hi[i]
+            best_cat[:, :] = b_cat[i]
+            st[FOUND] = 1
+    for i in range(n):
+        for side in range(2):
+            if c_ok[i, side] and c_ub[i, side] > best_v[0]:
+                st[FREE] -= 1
+                s = free[st[FREE]]
+                s_lo[s] = c_lo[i, side]
+                s_hi[s] = c_hi[i, side]
+                s_cat[s] = c_cat[i, side]
+                s_und[s] = c_und[i, side]
+                s_split[s] = c_split[i, side]
+                st[HEAP] = _push(h_key, h_cnt, h_slot, st[HEAP], -c_ub[i, side], st[COUNTER],
+                                 s)
+                st[COUNTER] += 1
+    if dive_every <= 0:
+        return
+    o_lo = np.empty(D, dtype=np.int64)
+    o_hi = np.empty(D, dtype=np.int64)
+    o_cat = np.empty((D, W), dtype=np.uint64)
+    work = (np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
+            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
+            np.empty(D, dtype=np.int64), np.empty((D, W), dtype=np.uint64),
+            np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
+            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
+            np.empty((D, W), dtype=np.uint64))
+    for i in range(n):
+        if b_node[i] % dive_every != 1:
+            continue
+        if st[SKIP] > 0:
+            st[SKIP] -= 1
+            continue
+        v = _dive(md, kappa, sign, use_lam, geo, b_lo[i], b_hi[i], b_cat[i], b_split[i],
+                  best_v[0], work, reach, und, val, none, o_lo, o_hi, o_cat)
+        if v > best_v[0]:
+            best_v[0] = v
+            best_lo[:] = o_lo
+            best_hi[:] = o_hi
+            best_cat[:, :] = o_cat
+            st[FOUND] = 1
+            st[PERIOD] = 1
+        else:
+            st[PERIOD] = min(2 * st[PERIOD], max_period)
+        st[SKIP] = st[PERIOD] - 1

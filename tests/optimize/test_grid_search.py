@@ -43,13 +43,16 @@ def _no_python_loop(*args, **kwargs):
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
-def test_numba_search_proves_the_enumerated_optimum(small, sign, monkeypatch):
-    """No start: the numba loop (the Python one is disabled) returns the best cell, proven,
-    and its value is the engine's at the returned point."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_numba_search_proves_the_enumerated_optimum(small, sign, threads, monkeypatch):
+    """No start: the numba loop (the Python one is disabled), on one thread or in rounds on
+    two, returns the best cell, proven, and its value is the engine's at the returned
+    point."""
     problem, systems, grid, cons = grid_of(small, sign)
     best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), KAPPA, sign).max()
     monkeypatch.setattr(bnb, "_search", _no_python_loop)
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    monkeypatch.setattr(bnb, "BATCH", 2)  # small grids: rounds still meet a closed gap
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0, threads=threads)
     assert res.status == "optimal" and res.nodes > 1
     assert res.value == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)
@@ -58,7 +61,8 @@ def test_numba_search_proves_the_enumerated_optimum(small, sign, monkeypatch):
 
 
 @pytest.mark.parametrize("gaps", [(0.02, 0.0), (0.2, 0.0), (1.0, 0.0), (0.0, 0.3)])
-def test_numba_bound_holds_where_it_stops(small, gaps, monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_numba_bound_holds_where_it_stops(small, gaps, threads, monkeypatch):
     """Stopped at a relative or absolute gap from a random start, the bound is >= the
     enumerated maximum, the value <= it and equal to the engine's at the point."""
     problem, systems, grid, cons = grid_of(small)
@@ -67,7 +71,7 @@ def test_numba_bound_holds_where_it_stops(small, gaps, monkeypatch):
     x0 = X[np.random.default_rng(len(X)).integers(len(X))]
     v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
     monkeypatch.setattr(bnb, "_search", _no_python_loop)
-    res = bnb.search(grid, cons, x0, v0, 60.0, *gaps)
+    res = bnb.search(grid, cons, x0, v0, 60.0, *gaps, threads=threads)
     assert res.status in ("gap", "optimal")
     assert res.bound >= values.max() - 1e-10
     assert v0 <= res.value <= values.max() + 1e-10
@@ -76,14 +80,17 @@ def test_numba_bound_holds_where_it_stops(small, gaps, monkeypatch):
     assert res.bound - res.value <= max(gaps[0] * abs(res.value), gaps[1]) + 1e-12
 
 
-def test_numba_bound_holds_at_the_time_limit(small, monkeypatch):
-    """Stopped by the clock after a few one-box chunks: still a valid bound."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_numba_bound_holds_at_the_time_limit(small, threads, monkeypatch):
+    """Stopped by the clock after a few one-box chunks or rounds: still a valid bound."""
     problem, systems, grid, cons = grid_of(small)
     best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), KAPPA, 1.0).max()
     monkeypatch.setattr(bnb, "CHUNK_SECONDS", 0.0)
+    monkeypatch.setattr(bnb, "BATCH", 1)
     for limit in (1e-9, 1e-3, 3e-3):
         grid.gm.lam[:] = 0.0
-        res = bnb.search(grid, cons, None, -np.inf, limit, 0.0, 0.0, n_lagrange=0)
+        res = bnb.search(grid, cons, None, -np.inf, limit, 0.0, 0.0, n_lagrange=0,
+                         threads=threads)
         assert res.bound >= best - 1e-10
         if res.x is not None:
             assert res.value <= best + 1e-10
