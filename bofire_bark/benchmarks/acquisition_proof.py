@@ -28,7 +28,7 @@ gap is above ``extend_gap`` 0.15) against stopping there (the default), one afte
 on every posterior (``paired.csv``, ``paired.md``), so the two meet the same machine load.
 ``--paired --pair loop`` compares the same way the box loop in numba (``bnb.NUMBA_LOOP``)
 with the Python loop (dives skipped after fruitless ones, ``bnb.DIVE_BACKOFF``), on one
-thread and on two (``bnb.THREADS``).
+thread and on two (``bnb.NUMBA_THREADS``).
 """
 
 from __future__ import annotations
@@ -80,16 +80,16 @@ PAIRED = {"stop at time_limit": {"max_time": DEFAULT_TIME_LIMIT},
 
 
 # The previous default, the Python loop (two threads bounding the children, a dive every 25
-# boxes), against the numba loop (bnb.NUMBA_LOOP) skipping dives after fruitless ones
-# (bnb.DIVE_BACKOFF) on one thread, and on two in rounds (the default). Domains with
-# constraints run the Python loop with every dive in all three.
-PYTHON_LOOP = "python loop (2 threads)"
+# boxes), against the default: the numba loop (bnb.NUMBA_LOOP) skipping dives after fruitless
+# ones (bnb.DIVE_BACKOFF) on one thread, and the same on two threads in rounds. Domains with
+# constraints run the Python loop (two threads, every dive) in all three.
+PYTHON_LOOP = "python loop (previous default)"
 LOOP_PAIRED = {PYTHON_LOOP: {"_bnb": {"NUMBA_LOOP": False, "DIVE_BACKOFF": False}},
-               "numba loop, 1 thread": {"_bnb": {"NUMBA_LOOP": True, "DIVE_BACKOFF": True,
-                                                 "THREADS": 1}},
-               "numba loop, 2 threads (default)": {"_bnb": {"NUMBA_LOOP": True,
-                                                            "DIVE_BACKOFF": True,
-                                                            "THREADS": 2}}}
+               "numba loop, 1 thread (default)": {"_bnb": {"NUMBA_LOOP": True,
+                                                           "DIVE_BACKOFF": True,
+                                                           "NUMBA_THREADS": 1}},
+               "numba loop, 2 threads": {"_bnb": {"NUMBA_LOOP": True, "DIVE_BACKOFF": True,
+                                                  "NUMBA_THREADS": 2}}}
 PAIRS = {"extend": PAIRED, "loop": LOOP_PAIRED}
 
 

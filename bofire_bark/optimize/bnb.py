@@ -56,9 +56,13 @@ DIVE_BACKOFF_MAX = 64
 # Under constraints, the share of the remaining time spent diving for better points once the
 # gap is proven (the proof stands; only the candidate can improve).
 POLISH = 0.5
-# Threads bounding boxes (Python loop: the two children of a branching; numba loop: rounds
-# of BATCH boxes per thread).
+# Threads bounding boxes in the Python loop (the two children of a branching) and in the
+# numba loop (rounds of BATCH boxes per thread). Two threads in rounds expanded the same boxes
+# in 0.6-0.8 of the time on a quiet machine, but were slower than one in the paired run on the
+# loaded machine (acquisition_proof, numba_threads: boxes/s x0.92 per case; a round waits for
+# the slower thread), so the numba loop uses one.
 THREADS = 2
+NUMBA_THREADS = 1
 # Bins (of consecutive grid cells) per ordered feature in the Lagrangian relaxation, and
 # whether ordered features are relaxed at all: measured, multipliers fitted at the root helped
 # on categorical domains and hurt on ordered ones (deeper boxes need other multipliers).
@@ -953,9 +957,9 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     seconds (default: ``time_limit``; ``deadline`` overrides both).
 
     Without domain constraints and with one output the loop runs in numba (``numba_loop``,
-    default ``NUMBA_LOOP``), else in Python; with ``threads`` > 1 either bounds boxes on two
-    threads (the numba loop in rounds of ``BATCH`` boxes per thread, in a different order
-    than with one thread).
+    default ``NUMBA_LOOP``), else in Python; with ``threads`` > 1 (default ``NUMBA_THREADS``
+    and ``THREADS``) either bounds boxes on two threads (the numba loop in rounds of
+    ``BATCH`` boxes per thread, in a different order than with one thread).
     """
     t0 = time.perf_counter()
     soft_at = t0 + time_limit if deadline is None else deadline
@@ -965,14 +969,15 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
     dive_every = DIVE_EVERY if dive_every is None else dive_every
-    threads = THREADS if threads is None else threads
-    free = type(grid) is Grid and not cons  # one output, no domain constraints
+    plain = type(grid) is Grid and not cons  # one output, no domain constraints
     # the longest run of dives skipped after fruitless ones (1: none)
-    backoff = DIVE_BACKOFF and free if dive_backoff is None else dive_backoff
+    backoff = DIVE_BACKOFF and plain if dive_backoff is None else dive_backoff
     dives = (dive_every, DIVE_BACKOFF_MAX if backoff else 1)
-    if (NUMBA_LOOP if numba_loop is None else numba_loop) and free:
+    if (NUMBA_LOOP if numba_loop is None else numba_loop) and plain:
         return _search_numba(grid, best_x, best_v, t0, (soft_at, extend_gap, stop_at),
-                             n_lagrange, mip_gap, abs_gap, dives, threads)
+                             n_lagrange, mip_gap, abs_gap, dives,
+                             NUMBA_THREADS if threads is None else threads)
+    threads = THREADS if threads is None else threads
     pool = ThreadPoolExecutor(1) if threads > 1 else None
     try:
         return _search(grid, cons, best_x, best_v, t0, (soft_at, extend_gap, stop_at), rng,
