@@ -15,6 +15,9 @@ expression), which never drop a feasible point. A decided box still needs a feas
 its centre, then a small MILP over the box (linear and NChooseK constraints, scipy's HiGHS),
 then random points in the box for nonlinear constraints. A decided box for which none is found
 but which cannot be proven empty stays in the bound ("unresolved").
+
+With one output and no domain constraints the same loop runs in numba (``grid_search``);
+constraints and several outputs (``MultiGrid``) use the Python loop here.
 """
 
 from __future__ import annotations
