@@ -84,6 +84,8 @@ CHUNK_SECONDS = 0.01
 # With two threads the numba loop works in rounds of this many boxes per thread (fixed, so
 # that the boxes expanded do not depend on the clock).
 BATCH = 8
+# Open boxes the numba loop makes room for at first (doubled when short).
+SLOTS = 1024
 
 
 @dataclass(frozen=True)
@@ -1106,7 +1108,7 @@ def _search_numba_impl(grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, ab
     lo, hi, cat = grid.root()
     ub, n_und, split = grid.bound(lo, hi, cat)
     d, w = grid.d, grid.gm.n_words
-    cap = 1024
+    cap = SLOTS
     h_key, h_cnt, h_slot = np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64)
     s_lo, s_hi = np.zeros((cap, d), np.int64), np.zeros((cap, d), np.int64)
     s_cat = np.zeros((cap, d, w), np.uint64)
