@@ -26,6 +26,9 @@ README.md and results/README.md between the ``acquisition`` markers.
 ``--paired`` measures the option to go on past ``time_limit`` (``max_time`` 10 s while the
 gap is above ``extend_gap`` 0.15) against stopping there (the default), one after the other
 on every posterior (``paired.csv``, ``paired.md``), so the two meet the same machine load.
+``--paired --pair loop`` compares the same way the box loop in numba (``bnb.NUMBA_LOOP``)
+with the Python loop (dives skipped after fruitless ones, ``bnb.DIVE_BACKOFF``), on one
+thread and on two (``bnb.NUMBA_THREADS``).
 """
 
 from __future__ import annotations
@@ -45,19 +48,30 @@ from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 OUT = REPO / "results" / "acquisition"
 
 
-def _row_default(case, seed: int, time_limit: float | None = None, **extra) -> dict:
-    from bofire_bark.optimize import optimize_acquisition
+def _row_default(case, seed: int, time_limit: float | None = None, _bnb: dict | None = None,
+                 **extra) -> dict:
+    """``optimize_acquisition`` on a case; ``_bnb`` overrides module settings of ``bnb``
+    for this call."""
+    from bofire_bark.optimize import bnb, optimize_acquisition
 
     if time_limit is not None:
         extra["time_limit"] = time_limit
-    t0 = time.perf_counter()
-    r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign, seed=seed,
-                             **extra)
-    wall = time.perf_counter() - t0
+    saved = {k: getattr(bnb, k) for k in _bnb or {}}
+    try:
+        for k, v in (_bnb or {}).items():
+            setattr(bnb, k, v)
+        t0 = time.perf_counter()
+        r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign,
+                                 seed=seed, **extra)
+        wall = time.perf_counter() - t0
+    finally:
+        for k, v in saved.items():
+            setattr(bnb, k, v)
     return {"case": case.name, "n": case.n, "solver": r.solver, "status": r.status,
             "source": r.source, "ucb": r.ucb, "start_ucb": r.incumbent_ucb, "bound": r.bound,
             "gap": r.gap, "abs_gap": r.abs_gap, "nodes": r.nodes, "wall_s": wall,
-            "start_s": r.incumbent_time, "search_s": r.solve_time, "build_s": r.build_time}
+            "start_s": r.incumbent_time, "search_s": r.solve_time, "build_s": r.build_time,
+            "boxes_per_s": r.nodes / r.solve_time if r.solve_time > 0 else np.nan}
 
 
 EXTENDED = "max_time 10, extend_gap 0.15"
@@ -65,29 +79,63 @@ PAIRED = {"stop at time_limit": {"max_time": DEFAULT_TIME_LIMIT},
           EXTENDED: {"max_time": 10.0, "extend_gap": 0.15}}
 
 
-def paired_rows(case, seed: int, first: int) -> list[dict]:
-    """The search stopped at ``time_limit`` against the same search going on up to 10 s while
-    the gap is above 15 %, one after the other on the same posterior (``first`` picks which
-    goes first), so both meet the same machine load."""
-    names = list(PAIRED)[first:] + list(PAIRED)[:first]
-    return [{"setting": name, **_row_default(case, seed, **PAIRED[name])} for name in names]
+# The previous default, the Python loop (two threads bounding the children, a dive every 25
+# boxes), against the default: the numba loop (bnb.NUMBA_LOOP) skipping dives after fruitless
+# ones (bnb.DIVE_BACKOFF) on one thread, and the same on two threads in rounds. Domains with
+# constraints run the Python loop (two threads, every dive) in all three.
+PYTHON_LOOP = "python loop (previous default)"
+LOOP_PAIRED = {PYTHON_LOOP: {"_bnb": {"NUMBA_LOOP": False, "DIVE_BACKOFF": False}},
+               "numba loop, 1 thread (default)": {"_bnb": {"NUMBA_LOOP": True,
+                                                           "DIVE_BACKOFF": True,
+                                                           "NUMBA_THREADS": 1}},
+               "numba loop, 2 threads": {"_bnb": {"NUMBA_LOOP": True, "DIVE_BACKOFF": True,
+                                                  "NUMBA_THREADS": 2}}}
+PAIRS = {"extend": PAIRED, "loop": LOOP_PAIRED}
+
+
+def paired_rows(case, seed: int, first: int, settings: dict = PAIRED) -> list[dict]:
+    """Every setting one after the other on the same posterior (``first`` picks which goes
+    first, rotating with the case), so all meet the same machine load; by default the search
+    stopped at ``time_limit`` against the same search going on up to 10 s while the gap is
+    above 15 %."""
+    first %= len(settings)
+    names = list(settings)[first:] + list(settings)[:first]
+    return [{"setting": name, **_row_default(case, seed, **settings[name])} for name in names]
 
 
 def paired_table(out: Path = OUT) -> str:
-    """Medians and 95th percentiles of the paired run, per setting."""
+    """Medians and 95th percentiles of the paired run, per setting; UCBs against the first
+    setting's; the bounds against the reference's UCB (results/acquisition/reference.csv:
+    a bound below it would be unsound); medians per domain."""
     d = pd.read_csv(out / "paired.csv")
+    ref = pd.read_csv(OUT / "reference.csv") if (OUT / "reference.csv").exists() else None
+    settings = list(dict.fromkeys(d.setting))
+    both = d.pivot_table(index="case", columns="setting", values="ucb")
+    base = both[settings[0]]
     rows = []
     for name, g in d.groupby("setting", sort=False):
-        rows.append({"setting": name, "cases": len(g),
-                     "wall_s median": g.wall_s.median(), "wall_s p95": g.wall_s.quantile(.95),
-                     "gap median": g.gap.median(), "gap p95": g.gap.quantile(.95),
-                     "abs_gap median": g.abs_gap.median(),
-                     "asks <= 3 s": int((g.wall_s <= 3.0).sum()),
-                     "candidate from the search": int((g.source == "search").sum())})
-    both = d.pivot_table(index="case", columns="setting", values="ucb")
-    better = (both[EXTENDED] > both["stop at time_limit"] * (1 + 1e-9) + 1e-12).sum()
-    return (_markdown(pd.DataFrame(rows).set_index("setting")) + f"\n\nthe extended "
-            f"search's UCB above the other's on {better} of {len(both)} posteriors\n")
+        row = {"setting": name, "cases": len(g),
+               "wall_s median": g.wall_s.median(), "wall_s p95": g.wall_s.quantile(.95),
+               "gap median": g.gap.median(), "gap p95": g.gap.quantile(.95),
+               "abs_gap median": g.abs_gap.median(),
+               "boxes/s median": g.boxes_per_s.median() if "boxes_per_s" in g else np.nan,
+               "nodes median": g.nodes.median(),
+               "asks <= 3 s": int((g.wall_s <= 3.0).sum()),
+               "candidate from the search": int((g.source == "search").sum())}
+        if name != settings[0]:
+            tol = 1e-9 * np.maximum(1.0, base.abs())
+            row[f"UCB > / < {settings[0]}'s"] = (f"{int((both[name] > base + tol).sum())} / "
+                                                 f"{int((both[name] < base - tol).sum())}")
+        if ref is not None:
+            r = g.merge(ref, on="case")
+            unsound = r.ref_ucb > r.bound + 1e-9 * np.maximum(1.0, r.bound.abs())
+            row["bound < reference UCB"] = f"{int(unsound.sum())} of {len(r)}"
+        rows.append(row)
+    frame = pd.DataFrame(rows).set_index("setting").fillna("")
+    by = d.assign(group=d["case"].str.split(":").str[1]).pivot_table(
+        index="group", columns="setting", values="gap", aggfunc="median")[settings]
+    return (_markdown(frame) + "\n\nMedian relative gap per domain:\n\n" + _markdown(by)
+            + "\n")
 
 
 def _row_reference(case, seed: int, time_limit: float) -> dict:
@@ -283,6 +331,9 @@ def main(argv=None) -> None:
     parser.add_argument("--paired", action="store_true",
                         help="the defaults against the search stopped at time_limit, "
                         "interleaved per posterior (paired.csv)")
+    parser.add_argument("--pair", choices=list(PAIRS), default="extend",
+                        help="what --paired compares: the extension past time_limit, or the "
+                        "numba box loop against the Python one")
     parser.add_argument("--summary", action="store_true", help="only print the summary")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
@@ -292,7 +343,8 @@ def main(argv=None) -> None:
         names = args.cases or case_names()
         for i, name in enumerate(names):
             if name not in _done(args.out / "paired.csv"):
-                for row in paired_rows(make_case(name), seed=i, first=i % 2):
+                for row in paired_rows(make_case(name), seed=i, first=i,
+                                       settings=PAIRS[args.pair]):
                     _append(args.out / "paired.csv", row)
                     print(row, flush=True)
         text = paired_table(args.out)

@@ -15,6 +15,9 @@ expression), which never drop a feasible point. A decided box still needs a feas
 its centre, then a small MILP over the box (linear and NChooseK constraints, scipy's HiGHS),
 then random points in the box for nonlinear constraints. A decided box for which none is found
 but which cannot be proven empty stays in the bound ("unresolved").
+
+With one output and no domain constraints the same loop runs in numba (``grid_search``);
+constraints and several outputs (``MultiGrid``) use the Python loop here.
 """
 
 from __future__ import annotations
@@ -46,11 +49,23 @@ N_DUAL = 1
 USE_ROWS = False
 # A dive (depth-first to a decided box, for a better feasible point) every this many boxes.
 DIVE_EVERY = 25
+# After a dive that finds no better point the next DIVE_BACKOFF_MAX - 1 chances at most are
+# skipped (the skip doubles per fruitless dive, and resets when a dive improves): without
+# constraints the start is rarely beaten and the dives cost half of the bound calls. Only
+# without domain constraints and with one output: with constraints dives find the feasible
+# points (acquisition_proof, numba_loop_backoff: the UCB fell on 5 constrained posteriors).
+DIVE_BACKOFF = True
+DIVE_BACKOFF_MAX = 64
 # Under constraints, the share of the remaining time spent diving for better points once the
 # gap is proven (the proof stands; only the candidate can improve).
 POLISH = 0.5
-# Boxes bounded at once (the two children of a branching, on two cores).
+# Threads bounding boxes in the Python loop (the two children of a branching) and in the
+# numba loop (rounds of BATCH boxes per thread). Two threads in rounds expanded the same boxes
+# in 0.6-0.8 of the time on a quiet machine, but were slower than one in the paired run on the
+# loaded machine (acquisition_proof, numba_threads: boxes/s x0.92 per case; a round waits for
+# the slower thread), so the numba loop uses one.
 THREADS = 2
+NUMBA_THREADS = 1
 # Bins (of consecutive grid cells) per ordered feature in the Lagrangian relaxation, and
 # whether ordered features are relaxed at all: measured, multipliers fitted at the root helped
 # on categorical domains and hurt on ordered ones (deeper boxes need other multipliers).
@@ -61,6 +76,16 @@ N_LAGRANGE = 100
 # Slack of interval pruning: a box is dropped only when its constraint range misses the
 # feasible side by more than this (round-off of the interval arithmetic).
 PRUNE_TOL = 1e-7
+# The box loop of a single output without domain constraints runs in numba (``grid_search``)
+# unless this is False: the Python loop spends part of its time per box in the interpreter.
+NUMBA_LOOP = True
+# Seconds of work per call of the numba loop (the clock is read between calls).
+CHUNK_SECONDS = 0.01
+# With two threads the numba loop works in rounds of this many boxes per thread (fixed, so
+# that the boxes expanded do not depend on the clock).
+BATCH = 8
+# Open boxes the numba loop makes room for at first (doubled when short).
+SLOTS = 1024
 
 
 @dataclass(frozen=True)
@@ -925,15 +950,21 @@ def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
-           threads: int = THREADS, dive_every: int = DIVE_EVERY,
+           threads: int | None = None, dive_every: int | None = None,
            polish: float = POLISH, max_time: float | None = None,
-           extend_gap: float = math.inf) -> SearchResult:
+           extend_gap: float = math.inf, numba_loop: bool | None = None,
+           dive_backoff: bool | None = None) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
     subgradient steps on the categorical multipliers at the root.
 
     Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, at
     ``time_limit`` seconds once the relative gap is <= ``extend_gap``, or at ``max_time``
     seconds (default: ``time_limit``; ``deadline`` overrides both).
+
+    Without domain constraints and with one output the loop runs in numba (``numba_loop``,
+    default ``NUMBA_LOOP``), else in Python; with ``threads`` > 1 (default ``NUMBA_THREADS``
+    and ``THREADS``) either bounds boxes on two threads (the numba loop in rounds of
+    ``BATCH`` boxes per thread, in a different order than with one thread).
     """
     t0 = time.perf_counter()
     soft_at = t0 + time_limit if deadline is None else deadline
@@ -942,18 +973,30 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     rng = np.random.default_rng(seed)
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
+    dive_every = DIVE_EVERY if dive_every is None else dive_every
+    plain = type(grid) is Grid and not cons  # one output, no domain constraints
+    # the longest run of dives skipped after fruitless ones (1: none)
+    backoff = DIVE_BACKOFF and plain if dive_backoff is None else dive_backoff
+    dives = (dive_every, DIVE_BACKOFF_MAX if backoff else 1)
+    if (NUMBA_LOOP if numba_loop is None else numba_loop) and plain:
+        return _search_numba(grid, best_x, best_v, t0, (soft_at, extend_gap, stop_at),
+                             n_lagrange, mip_gap, abs_gap, dives,
+                             NUMBA_THREADS if threads is None else threads)
+    threads = THREADS if threads is None else threads
     pool = ThreadPoolExecutor(1) if threads > 1 else None
     try:
         return _search(grid, cons, best_x, best_v, t0, (soft_at, extend_gap, stop_at), rng,
-                       n_lagrange, pool, mip_gap, abs_gap, dive_every, polish)
+                       n_lagrange, pool, mip_gap, abs_gap, dives, polish)
     finally:
         if pool is not None:
             pool.shutdown()
 
 
 def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_gap,
-            abs_gap, dive_every, polish) -> SearchResult:
+            abs_gap, dives, polish) -> SearchResult:
     soft_at, extend_gap, stop_at = limits
+    dive_every, max_period = dives
+    period, skip = 1, 0
     grid.fit_multipliers(best_v, n_lagrange)
     lo, hi, cat = grid.root()
     ub, n_und, split = grid.bound(lo, hi, cat)
@@ -1007,9 +1050,16 @@ def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_g
                 if v > best_v:
                     best_x, best_v = x, v
         if dive_every and nodes % dive_every == 1:
-            x, v = _dive(grid, cons, (lo, hi, cat), split, best_v, rng)
-            if x is not None and v > best_v:
-                best_x, best_v = x, v
+            if skip > 0:
+                skip -= 1
+            else:
+                x, v = _dive(grid, cons, (lo, hi, cat), split, best_v, rng)
+                if x is not None and v > best_v:
+                    best_x, best_v = x, v
+                    period = 1
+                else:
+                    period = min(2 * period, max_period)
+                skip = period - 1
     else:
         open_bound = max(unresolved, default=-math.inf)
         status = "infeasible" if best_x is None and not unresolved else (
@@ -1031,3 +1081,109 @@ def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_g
     bound = max(open_bound, best_v)
     return SearchResult(best_x, best_v, bound, status, nodes, len(unresolved),
                         time.perf_counter() - t0)
+
+
+def _search_numba(grid: Grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, abs_gap,
+                  dives, threads=1) -> SearchResult:
+    """``_search`` for a ``Grid`` without constraints: the box loop in ``grid_search``, run
+    in chunks of about ``CHUNK_SECONDS`` (one thread) or rounds of ``BATCH`` boxes per thread
+    (two), with the clock read in between."""
+    if threads > 1:
+        pool = ThreadPoolExecutor(1)
+        try:
+            return _search_numba_impl(grid, best_x, best_v, t0, limits, n_lagrange, mip_gap,
+                                      abs_gap, dives, pool)
+        finally:
+            pool.shutdown()
+    return _search_numba_impl(grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, abs_gap,
+                              dives, None)
+
+
+def _search_numba_impl(grid, best_x, best_v, t0, limits, n_lagrange, mip_gap, abs_gap, dives,
+                       pool) -> SearchResult:
+    from bofire_bark.optimize import grid_search as gs
+
+    soft_at, extend_gap, stop_at = limits
+    grid.fit_multipliers(best_v, n_lagrange)
+    lo, hi, cat = grid.root()
+    ub, n_und, split = grid.bound(lo, hi, cat)
+    d, w = grid.d, grid.gm.n_words
+    cap = SLOTS
+    h_key, h_cnt, h_slot = np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+    s_lo, s_hi = np.zeros((cap, d), np.int64), np.zeros((cap, d), np.int64)
+    s_cat = np.zeros((cap, d, w), np.uint64)
+    s_und, s_split = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+    free = np.arange(cap - 1, -1, -1, dtype=np.int64)  # a stack of free slots, 0 on top
+    st = np.zeros(7, np.int64)
+    st[gs.PERIOD] = 1
+    st[gs.FREE] = cap - 1
+    s_lo[0], s_hi[0], s_cat[0], s_und[0], s_split[0] = lo, hi, cat, n_und, split
+    st[gs.HEAP] = gs._push(h_key, h_cnt, h_slot, 0, -ub, 0, 0)
+    st[gs.COUNTER] = 1
+    best = (np.zeros(d, np.int64), np.zeros(d, np.int64), np.zeros((d, w), np.uint64))
+    bv = np.array([best_v])
+    reach, und, val = grid.scratch[0]
+    fixed = (tuple(grid.gm.arrays), grid.gm.kappa, grid.gm.sign, grid.use_lam,
+             gs.geometry(grid))
+    chunk = 4
+    if pool is not None:  # the batch of a round and its children
+        nb = 2 * BATCH
+        batch = (np.zeros((nb, d), np.int64), np.zeros((nb, d), np.int64),
+                 np.zeros((nb, d, w), np.uint64), np.zeros(nb, np.int64),
+                 np.zeros(nb, np.int64))
+        kids = (np.zeros((nb, 2, d), np.int64), np.zeros((nb, 2, d), np.int64),
+                np.zeros((nb, 2, d, w), np.uint64), np.zeros((nb, 2)),
+                np.zeros((nb, 2), np.int64), np.zeros((nb, 2), np.int64),
+                np.zeros((nb, 2), np.bool_), np.zeros(nb))
+        chunk = nb
+
+    def done(bound: float) -> bool:
+        v = float(bv[0])
+        return bound - v <= max(mip_gap * abs(v), abs_gap, 1e-12 * abs(v))
+
+    while True:
+        top = -h_key[0] if st[gs.HEAP] else -math.inf
+        if not st[gs.HEAP]:
+            status = "infeasible" if not np.isfinite(bv[0]) else "optimal"
+            break
+        if done(top) and np.isfinite(bv[0]):
+            status = "gap" if top - bv[0] > 1e-9 * max(1.0, abs(bv[0])) else "optimal"
+            break
+        now = time.perf_counter()
+        if now > stop_at or (now > soft_at and relative_gap(bv[0], top) <= extend_gap):
+            status = "time_limit"
+            break
+        if st[gs.FREE] < 2 * chunk:  # room for every child the chunk may push
+            grow = max(cap, 2 * chunk)
+            h_key, h_cnt, h_slot = (np.concatenate((a, np.zeros(grow, a.dtype)))
+                                    for a in (h_key, h_cnt, h_slot))
+            s_lo, s_hi, s_cat, s_und, s_split = (
+                np.concatenate((a, np.zeros((grow,) + a.shape[1:], a.dtype)))
+                for a in (s_lo, s_hi, s_cat, s_und, s_split))
+            free = np.concatenate((free[:st[gs.FREE]],
+                                   np.arange(cap + grow - 1, cap - 1, -1, dtype=np.int64),
+                                   np.zeros(cap, np.int64)))
+            st[gs.FREE] += grow
+            cap += grow
+        heap = (h_key, h_cnt, h_slot, s_lo, s_hi, s_cat, s_und, s_split, free, st)
+        if pool is not None:
+            n = gs.pop_batch(*heap, *best, bv, *batch, mip_gap, abs_gap)
+            if n:
+                # thread 1 takes boxes 1, 3, ... of the batch (ranked by bound), this one 0, 2
+                other = pool.submit(gs.expand_batch, *fixed, n, 1, 2, *batch, *kids,
+                                    *grid.scratch[1], grid._none)
+                gs.expand_batch(*fixed, n, 0, 2, *batch, *kids, reach, und, val, grid._none)
+                other.result()
+                gs.push_batch(*fixed, n, *batch, *kids, *heap, *best, bv, reach, und, val,
+                              grid._none, *dives)
+            continue
+        n0 = st[gs.NODES]
+        gs.search_chunk(*fixed, *heap, *best, bv, reach, und, val, grid._none, chunk, mip_gap,
+                        abs_gap, *dives)
+        # the next chunk: CHUNK_SECONDS at this one's time per box
+        per_box = (time.perf_counter() - now) / max(1, st[gs.NODES] - n0)
+        chunk = int(min(max(CHUNK_SECONDS / max(per_box, 1e-7), 1), 4 * chunk + 4))
+    if st[gs.FOUND]:
+        best_x = centre(grid, *best)
+    return SearchResult(best_x, float(bv[0]), max(top, float(bv[0])), status,
+                        int(st[gs.NODES]), 0, time.perf_counter() - t0)

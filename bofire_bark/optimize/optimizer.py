@@ -10,7 +10,8 @@ Two ways to the global optimum, both started from the same feasible point (rando
 coordinate ascent, scored by the engine):
 
 - ``"bnb"`` (the default): best-first branch-and-bound over the grid of split thresholds
-  (``bnb``, numba bounds in ``grid_bound``); it stops as soon as the relative gap ``mip_gap``
+  (``bnb``, numba bounds in ``grid_bound``, the box loop in numba in ``grid_search`` when
+  the domain has no constraints); it stops as soon as the relative gap ``mip_gap``
   or the absolute gap ``abs_gap`` (standardized units: standard deviations of the output) is
   proven, or at ``time_limit``.
 - ``"scip"`` / ``"gurobi"`` / ``"highs"``: the Pyomo MIP (``model``), the tool for nonlinear

@@ -1,0 +1,148 @@
+"""The numba box loop (``grid_search``) of the branch-and-bound: the enumerated optimum on small
+grids, a valid bound wherever it stops, and the Python loop's answer box for box."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from acq_helpers import cells, continuous_domain, fit, mixed_domain
+
+from bofire_bark.optimize import bnb, grid_search
+from bofire_bark.optimize.optimizer import build_problem
+
+KAPPA = 1.96
+
+
+def _f(seed):
+    w = np.random.default_rng(seed).normal(size=5)
+    return lambda X: (w[0] * np.sin(3 * X[:, 0]) + w[1] * X[:, 1] + w[2] * X[:, 2]
+                      + w[3] * (X[:, -1] == 1) + w[4] * X[:, 0] * X[:, 1])
+
+
+@pytest.fixture(scope="module", params=["mixed0", "mixed1", "mixed2", "continuous3"])
+def small(request):
+    """Small posteriors on random responses: continuous, discrete and categorical features,
+    or three continuous ones."""
+    seed = int(request.param[-1])
+    domain = mixed_domain() if request.param.startswith("mixed") else continuous_domain(3)
+    space, post = fit(domain, _f(seed), n=14, n_trees=5, seed=seed)
+    return domain, space, post
+
+
+def grid_of(small, sign=1.0, kappa=KAPPA):
+    """A fresh grid (the search fits multipliers into it) and the engine's systems."""
+    domain, space, post = small
+    problem, systems = build_problem(post, domain, space, kappa, sign, gps=False)
+    grid = bnb.Grid(bnb.grid_model(problem, systems, post), problem.box)
+    cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
+    return problem, systems, grid, cons
+
+
+def _no_python_loop(*args, **kwargs):
+    raise AssertionError("the Python loop ran")
+
+
+@pytest.mark.parametrize(("sign", "kappa"), [(1.0, KAPPA), (-1.0, KAPPA), (1.0, 0.0)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_numba_search_proves_the_enumerated_optimum(small, sign, kappa, threads, monkeypatch):
+    """No start: the numba loop (the Python one is disabled), on one thread or in rounds on
+    two, returns the best cell, proven, and its value is the engine's at the returned
+    point; with room for 2 open boxes at first (the slots grow)."""
+    problem, systems, grid, cons = grid_of(small, sign, kappa)
+    best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), kappa, sign).max()
+    monkeypatch.setattr(bnb, "_search", _no_python_loop)
+    monkeypatch.setattr(bnb, "BATCH", 2)  # small grids: rounds still meet a closed gap
+    monkeypatch.setattr(bnb, "SLOTS", 2)
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0, threads=threads)
+    assert res.status == "optimal" and res.nodes >= 1
+    assert res.value == pytest.approx(best, abs=1e-10)
+    assert res.bound == pytest.approx(best, abs=1e-10)
+    assert systems.integrated_ucb(res.x[None], kappa, sign)[0] == pytest.approx(res.value,
+                                                                                abs=1e-10)
+
+
+@pytest.mark.parametrize("gaps", [(0.02, 0.0), (0.2, 0.0), (1.0, 0.0), (0.0, 0.3)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_numba_bound_holds_where_it_stops(small, gaps, threads, monkeypatch):
+    """Stopped at a relative or absolute gap from a random start, the bound is >= the
+    enumerated maximum, the value <= it and equal to the engine's at the point."""
+    problem, systems, grid, cons = grid_of(small)
+    X = np.array(list(cells(grid, problem.box)))
+    values = systems.integrated_ucb(X, KAPPA, 1.0)
+    x0 = X[np.random.default_rng(len(X)).integers(len(X))]
+    v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
+    monkeypatch.setattr(bnb, "_search", _no_python_loop)
+    res = bnb.search(grid, cons, x0, v0, 60.0, *gaps, threads=threads)
+    assert res.status in ("gap", "optimal")
+    assert res.bound >= values.max() - 1e-10
+    assert v0 <= res.value <= values.max() + 1e-10
+    assert systems.integrated_ucb(res.x[None], KAPPA, 1.0)[0] == pytest.approx(res.value,
+                                                                              abs=1e-10)
+    assert res.bound - res.value <= max(gaps[0] * abs(res.value), gaps[1]) + 1e-12
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_numba_bound_holds_at_the_time_limit(small, threads, monkeypatch):
+    """Stopped by the clock after a few one-box chunks or rounds: still a valid bound."""
+    problem, systems, grid, cons = grid_of(small)
+    best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), KAPPA, 1.0).max()
+    monkeypatch.setattr(bnb, "CHUNK_SECONDS", 0.0)
+    monkeypatch.setattr(bnb, "BATCH", 1)
+    for limit in (1e-9, 1e-3, 3e-3):
+        grid.gm.lam[:] = 0.0
+        res = bnb.search(grid, cons, None, -np.inf, limit, 0.0, 0.0, n_lagrange=0,
+                         threads=threads)
+        assert res.bound >= best - 1e-10
+        if res.x is not None:
+            assert res.value <= best + 1e-10
+            assert systems.integrated_ucb(res.x[None], KAPPA, 1.0)[0] == pytest.approx(
+                res.value, abs=1e-10)
+
+
+@pytest.mark.parametrize("mip_gap", [0.0, 0.05, 0.3])
+@pytest.mark.parametrize("start", [False, True])
+@pytest.mark.parametrize("dives", [(25, False), (3, True)])
+def test_numba_loop_matches_the_python_loop(small, mip_gap, start, dives, monkeypatch):
+    """Same boxes, bound, value and point as the Python loop (one thread) from the same
+    start, with dives every 25 boxes, or every 3 and skipped after fruitless ones; room for
+    one open box at first (the slots grow)."""
+    monkeypatch.setattr(bnb, "SLOTS", 1)
+    out = []
+    for numba_loop in (True, False):
+        problem, systems, grid, cons = grid_of(small)
+        x0, v0 = None, -np.inf
+        if start:
+            x0 = problem.box.lower + 0.3 * (problem.box.upper - problem.box.lower)
+            x0 = np.array([round(v) if k else v for v, k in zip(x0, problem.box.kinds,
+                                                                  strict=True)])
+            x0[problem.box.kinds == bnb.CATEGORICAL] = [
+                problem.box.allowed[j][0] for j in np.flatnonzero(
+                    problem.box.kinds == bnb.CATEGORICAL)]
+            v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
+        out.append(bnb.search(grid, cons, x0, v0, 60.0, mip_gap, 0.0, threads=1,
+                              numba_loop=numba_loop, dive_every=dives[0],
+                              dive_backoff=dives[1]))
+    a, b = out
+    assert (a.status, a.nodes) == (b.status, b.nodes)
+    assert a.bound == b.bound and a.value == b.value
+    np.testing.assert_array_equal(a.x, b.x)
+
+
+def test_centre_cell_is_the_cell_of_the_centre(small):
+    """The numba centre of random boxes lies in the cell ``Grid.cell_of`` gives
+    ``bnb.centre``'s point: the loop scores the point the caller returns."""
+    problem, systems, grid, cons = grid_of(small)
+    geo = grid_search.geometry(grid)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        lo, hi, cat = grid.root()
+        for _ in range(int(rng.integers(0, 12))):
+            _ub, n_und, split = grid.bound(lo, hi, cat)
+            if n_und == 0:
+                break
+            lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
+        c_lo, c_cat = np.zeros_like(lo), np.zeros_like(cat)
+        grid_search.centre_cell(*geo, lo, hi, cat, c_lo, c_cat)
+        e_lo, e_hi, e_cat = grid.cell_of(bnb.centre(grid, lo, hi, cat))
+        np.testing.assert_array_equal(c_lo, e_lo)
+        np.testing.assert_array_equal(c_cat, e_cat)
