@@ -23,8 +23,9 @@ The sibling of ``bo.py`` (single objective) on BoFire's multi-objective benchmar
 Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
 
 - ``BARK``: ``bofire_bark.data_models.BARKStrategy(domain=..., seed=seed)`` with its defaults
-  (several outputs from b2245e1 on; a version that refuses a domain has the refusal recorded
-  as below).
+  except ``split_prior="uniform"``, the prior of the committed runs (the default became the
+  sparse prior after them); several outputs from b2245e1 on; a version that refuses a domain
+  has the refusal recorded as below.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
   point inferred from the data).
 - ``Qparego``: ``QparegoStrategy(domain=..., seed=seed)``, BoFire's defaults.
@@ -331,11 +332,12 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
     from pydantic import ValidationError
 
     import bofire_bark  # noqa: F401  (registers BARK with BoFire)
-    from bofire_bark.data_models import BARKStrategy
+    from bofire_bark.data_models import BARKSettings, BARKStrategy
 
     try:
         if method == "BARK":
-            return BARKStrategy(domain=domain, seed=seed)
+            return BARKStrategy(domain=domain, seed=seed,
+                                surrogate_specs=BARKSettings(split_prior="uniform"))
         if method == "Mobo":
             return MoboStrategy(domain=domain, seed=seed)
         if method == "Qparego":
