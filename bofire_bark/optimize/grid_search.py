@@ -37,6 +37,17 @@ def _bound(md, kappa, sign, use_lam, lo, hi, cat, reach, und, val, none):
 
 
 @njit(cache=True, nogil=True)
+def _dive_work(D, W):
+    """Scratch arrays of one dive (``_dive``'s ``work``)."""
+    return (np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
+            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
+            np.empty(D, dtype=np.int64), np.empty((D, W), dtype=np.uint64),
+            np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
+            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
+            np.empty((D, W), dtype=np.uint64))
+
+
+@njit(cache=True, nogil=True)
 def centre_cell(kinds, thr, thr_len, lower, upper, margin, n_values, lo, hi, cat, c_lo, c_cat):
     """The cell (``c_lo``, one code in ``c_cat``) of ``bnb.centre`` of a box: the same
     floating-point steps, then ``Grid.cell_of``."""
@@ -214,12 +225,7 @@ def search_chunk(md, kappa, sign, use_lam, geo, h_key, h_cnt, h_slot, s_lo, s_hi
     o_lo = np.empty(D, dtype=np.int64)
     o_hi = np.empty(D, dtype=np.int64)
     o_cat = np.empty((D, W), dtype=np.uint64)
-    work = (np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
-            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
-            np.empty(D, dtype=np.int64), np.empty((D, W), dtype=np.uint64),
-            np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
-            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
-            np.empty((D, W), dtype=np.uint64))
+    work = _dive_work(D, W)
     for _ in range(max_nodes):
         size = st[HEAP]
         if size == 0:
@@ -407,12 +413,7 @@ def push_batch(md, kappa, sign, use_lam, geo, n, b_lo, b_hi, b_cat, b_split, b_n
     o_lo = np.empty(D, dtype=np.int64)
     o_hi = np.empty(D, dtype=np.int64)
     o_cat = np.empty((D, W), dtype=np.uint64)
-    work = (np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
-            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
-            np.empty(D, dtype=np.int64), np.empty((D, W), dtype=np.uint64),
-            np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
-            np.empty((D, W), dtype=np.uint64), np.empty(D, dtype=np.int64),
-            np.empty((D, W), dtype=np.uint64))
+    work = _dive_work(D, W)
     for i in range(n):
         if b_node[i] % dive_every != 1:
             continue
