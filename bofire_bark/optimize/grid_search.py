@@ -37,6 +37,29 @@ def _bound(md, kappa, sign, use_lam, lo, hi, cat, reach, und, val, none):
 
 
 @njit(cache=True, nogil=True)
+def _dive_with_backoff(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v, best_lo,
+                       best_hi, best_cat, st, max_period, work, reach, und, val, none, o_lo,
+                       o_hi, o_cat):
+    """A dive from box (lo, hi, cat) unless the backoff skips it; a better point becomes the
+    incumbent and resets the backoff, a fruitless dive doubles it (up to ``max_period``)."""
+    if st[SKIP] > 0:
+        st[SKIP] -= 1
+        return
+    v = _dive(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v[0], work, reach, und,
+              val, none, o_lo, o_hi, o_cat)
+    if v > best_v[0]:
+        best_v[0] = v
+        best_lo[:] = o_lo
+        best_hi[:] = o_hi
+        best_cat[:, :] = o_cat
+        st[FOUND] = 1
+        st[PERIOD] = 1
+    else:
+        st[PERIOD] = min(2 * st[PERIOD], max_period)
+    st[SKIP] = st[PERIOD] - 1
+
+
+@njit(cache=True, nogil=True)
 def _dive_work(D, W):
     """Scratch arrays of one dive (``_dive``'s ``work``)."""
     return (np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64),
@@ -283,21 +306,9 @@ def search_chunk(md, kappa, sign, use_lam, geo, h_key, h_cnt, h_slot, s_lo, s_hi
                 best_cat[:, :] = cat
                 st[FOUND] = 1
         if dive_every > 0 and nodes % dive_every == 1:
-            if st[SKIP] > 0:
-                st[SKIP] -= 1
-                continue
-            v = _dive(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v[0], work, reach,
-                      und, val, none, o_lo, o_hi, o_cat)
-            if v > best_v[0]:
-                best_v[0] = v
-                best_lo[:] = o_lo
-                best_hi[:] = o_hi
-                best_cat[:, :] = o_cat
-                st[FOUND] = 1
-                st[PERIOD] = 1
-            else:
-                st[PERIOD] = min(2 * st[PERIOD], max_period)
-            st[SKIP] = st[PERIOD] - 1
+            _dive_with_backoff(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v, best_lo,
+                               best_hi, best_cat, st, max_period, work, reach, und, val, none,
+                               o_lo, o_hi, o_cat)
     return RUNNING
 
 
@@ -417,18 +428,6 @@ def push_batch(md, kappa, sign, use_lam, geo, n, b_lo, b_hi, b_cat, b_split, b_n
     for i in range(n):
         if b_node[i] % dive_every != 1:
             continue
-        if st[SKIP] > 0:
-            st[SKIP] -= 1
-            continue
-        v = _dive(md, kappa, sign, use_lam, geo, b_lo[i], b_hi[i], b_cat[i], b_split[i],
-                  best_v[0], work, reach, und, val, none, o_lo, o_hi, o_cat)
-        if v > best_v[0]:
-            best_v[0] = v
-            best_lo[:] = o_lo
-            best_hi[:] = o_hi
-            best_cat[:, :] = o_cat
-            st[FOUND] = 1
-            st[PERIOD] = 1
-        else:
-            st[PERIOD] = min(2 * st[PERIOD], max_period)
-        st[SKIP] = st[PERIOD] - 1
+        _dive_with_backoff(md, kappa, sign, use_lam, geo, b_lo[i], b_hi[i], b_cat[i],
+                           b_split[i], best_v, best_lo, best_hi, best_cat, st, max_period,
+                           work, reach, und, val, none, o_lo, o_hi, o_cat)
