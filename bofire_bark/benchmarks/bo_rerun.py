@@ -9,6 +9,7 @@ median time of an ask.
 
     python -m bofire_bark.benchmarks.bo_rerun run [--benchmarks ...] [--seeds 5]
     python -m bofire_bark.benchmarks.bo_rerun table
+    ... [--out results/<folder>]    # another folder, e.g. a rerun after the search changed
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from bofire_bark.benchmarks.bo import DEFAULT_OUT, STUDY_BENCHMARKS, BOConfig, r
 NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 
 
-def run(benchmarks, seeds, iterations: int) -> None:
+def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT) -> None:
     from bofire_bark.benchmarks.bo import check_settings, run_study
     from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
-    cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=NEW_OUT,
+    cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=out,
                    solver="auto")
     check_settings(cfg)
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg)
@@ -79,12 +80,14 @@ def main(argv=None) -> None:
     parser.add_argument("--benchmarks", nargs="+", default=list(STUDY_BENCHMARKS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--out", type=Path, default=NEW_OUT,
+                        help="the reruns' folder (runs/ inside it)")
     args = parser.parse_args(argv)
     if args.what == "run":
-        run(args.benchmarks, range(args.seeds), args.iterations)
-    text = table()
-    (NEW_OUT / "comparison.md").parent.mkdir(parents=True, exist_ok=True)
-    (NEW_OUT / "comparison.md").write_text(text)
+        run(args.benchmarks, range(args.seeds), args.iterations, args.out)
+    text = table(new=args.out / "runs")
+    (args.out / "comparison.md").parent.mkdir(parents=True, exist_ok=True)
+    (args.out / "comparison.md").write_text(text)
     from bofire_bark.benchmarks.plots import embed
 
     embed(DEFAULT_OUT.parents[1] / "README.md", "bo-rerun", text)
