@@ -25,14 +25,14 @@ from bofire_bark.benchmarks.bo import DEFAULT_OUT, STUDY_BENCHMARKS, BOConfig, r
 NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 
 
-def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT) -> None:
+def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1) -> None:
     from bofire_bark.benchmarks.bo import check_settings, run_study
     from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
     cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=out,
                    solver="auto")
     check_settings(cfg)
-    run_study(list(benchmarks), ["BARK"], list(seeds), cfg)
+    run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 
 
 def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs") -> str:
@@ -82,9 +82,10 @@ def main(argv=None) -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--out", type=Path, default=NEW_OUT,
                         help="the reruns' folder (runs/ inside it)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="runs at the same time (joblib)")
     args = parser.parse_args(argv)
     if args.what == "run":
-        run(args.benchmarks, range(args.seeds), args.iterations, args.out)
+        run(args.benchmarks, range(args.seeds), args.iterations, args.out, args.n_jobs)
     text = table(new=args.out / "runs")
     (args.out / "comparison.md").parent.mkdir(parents=True, exist_ok=True)
     (args.out / "comparison.md").write_text(text)
