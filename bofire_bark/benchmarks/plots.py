@@ -21,6 +21,7 @@ runs in progress are named in the summary's note column.
   next to the same seeds with the study's limit (does the MIP time limit matter?).
 
     python -m bofire_bark.benchmarks plots [--small] [--out-dir results/bo]
+        [--bark-runs results/bo_grid/runs]   # BARK from a rerun, the study's own as BARK-SCIP
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ from bofire_bark.benchmarks.bo import (
 )
 from bofire_bark.benchmarks.functions import make_benchmark
 
-COLORS = {"BARK": "tab:green", "Sobo": "tab:blue", "Random": "tab:gray", "Entmoot": "tab:orange"}
+# With ``--bark-runs`` the study's own BARK runs (the SCIP MIP) stay beside the rerun as this
+SCIP_BARK = "BARK-SCIP"
+KNOWN = (*METHODS, SCIP_BARK)
+COLORS = {"BARK": "tab:green", "Sobo": "tab:blue", "Random": "tab:gray", "Entmoot": "tab:orange",
+          SCIP_BARK: "tab:olive"}
 
 
 def load_runs(run_root: Path) -> tuple[pd.DataFrame, dict[tuple[str, str], str]]:
@@ -101,7 +106,7 @@ def _order(benches) -> list[str]:
 
 
 def _methods(present) -> list[str]:
-    return [m for m in METHODS if m in present] + sorted(m for m in present if m not in METHODS)
+    return [m for m in KNOWN if m in present] + sorted(m for m in present if m not in KNOWN)
 
 
 def plot_regret(curves: pd.DataFrame, refused: dict, path: Path,
@@ -303,7 +308,7 @@ def comparison_table(curves: pd.DataFrame, refused: dict, reference: str = "BARK
 
 
 def comparison_markdown(table: pd.DataFrame, refused: dict, reference: str = "BARK") -> str:
-    methods = _methods({c for c in table.columns if c in METHODS})
+    methods = _methods({c for c in table.columns if c in KNOWN})
     others = [m for m in methods if m != reference]
     head = (["benchmark", "iteration"] + [f"{m} median regret (seeds)" for m in methods]
             + [f"{reference} vs {m} (lower/tied/higher, sign test p)" for m in others])
@@ -359,11 +364,26 @@ def time_limit_table(out_dir: Path, runs_name: str = "runs", other: str = "runs_
     return "\n".join(lines) + "\n"
 
 
-def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str = "") -> str:
+def with_bark_runs(runs: pd.DataFrame, bark_root: Path) -> pd.DataFrame:
+    """The study's runs with BARK's taken from ``bark_root`` (a rerun with the current
+    acquisition, same benchmarks, seeds and initial designs); the study's own BARK runs stay
+    as ``SCIP_BARK``."""
+    rerun, _ = load_runs(bark_root)
+    rerun = rerun[rerun["method"] == "BARK"]
+    if rerun.empty:
+        raise SystemExit(f"no BARK runs under {bark_root}")
+    runs = runs.assign(method=runs["method"].replace({"BARK": SCIP_BARK}))
+    return pd.concat([runs, rerun], ignore_index=True)
+
+
+def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str = "",
+             bark_runs: Path | None = None) -> str:
     out_dir = Path(out_dir)
     runs, refused = load_runs(out_dir / runs_name)
     if runs.empty:
         raise SystemExit(f"no runs under {out_dir / runs_name}")
+    if bark_runs is not None:
+        runs = with_bark_runs(runs, Path(bark_runs))
     reference = (load_runs(out_dir / "runs_tl30")[0]
                  if not suffix and (out_dir / "runs_tl30").is_dir() else None)
     curves = regret_curves(runs, reference)
@@ -418,13 +438,16 @@ def update_readme(out_dir: Path) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--small", action="store_true", help="plot the --small runs")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--bark-runs", type=Path, default=None,
+                        help="BARK's runs from this runs folder (a rerun with the current "
+                        f"acquisition); the study's own BARK runs are shown as {SCIP_BARK}")
 
 
 def run_from_args(args) -> None:
     if args.small:
         print(make_all(args.out_dir, "runs_small", "_small"))
     else:
-        print(make_all(args.out_dir))
+        print(make_all(args.out_dir, bark_runs=args.bark_runs))
         update_readme(args.out_dir)
 
 

@@ -162,3 +162,27 @@ def test_candidates_off_bounds_by_round_off_are_clipped_and_larger_misses_raise(
     X.loc[0, "x_3"] = 1.01
     with pytest.raises(ValueError, match="x_3"):
         bo.to_bounds(X, domain)
+
+
+def test_bark_from_a_rerun_replaces_the_study_bark_and_keeps_it_beside(tmp_path):
+    def write(root, method, seed, best):
+        d = root / "B" / method
+        d.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"iteration": [0, 1], "y": [best + 1.0, best], "best": [best + 1.0, best],
+                      "fit_time": 0.1, "acq_time": 0.2}).to_csv(d / f"seed{seed}.csv",
+                                                                 index=False)
+
+    study, rerun = tmp_path / "runs", tmp_path / "rerun"
+    for s in range(2):
+        write(study, "BARK", s, 3.0)   # the SCIP-era runs
+        write(study, "Sobo", s, 2.0)
+        write(rerun, "BARK", s, 1.0)   # the rerun: better than both on every seed
+    runs = plots.with_bark_runs(plots.load_runs(study)[0], rerun)
+    assert set(runs["method"]) == {"BARK", plots.SCIP_BARK, "Sobo"}
+    assert runs.loc[runs["method"] == "BARK", "best"].min() == 1.0
+    assert runs.loc[runs["method"] == plots.SCIP_BARK, "best"].min() == 3.0
+    row = plots.comparison_table(plots.regret_curves(runs), {}).iloc[0]
+    assert row["vs_Sobo"] == "2/0/0" and row[f"vs_{plots.SCIP_BARK}"] == "2/0/0"
+    assert plots.SCIP_BARK in plots.comparison_markdown(pd.DataFrame([row]), {})
+    with pytest.raises(SystemExit, match="no BARK runs"):
+        plots.with_bark_runs(runs, tmp_path / "empty")
