@@ -90,7 +90,19 @@ LOOP_PAIRED = {PYTHON_LOOP: {"_bnb": {"NUMBA_LOOP": False, "DIVE_BACKOFF": False
                                                            "NUMBA_THREADS": 1}},
                "numba loop, 2 threads": {"_bnb": {"NUMBA_LOOP": True, "DIVE_BACKOFF": True,
                                                   "NUMBA_THREADS": 2}}}
-PAIRS = {"extend": PAIRED, "loop": LOOP_PAIRED}
+# The N-space variance bound linearized once at each tree's best-mean leaves and once more
+# (the previous default), against Frank-Wolfe steps: later linearizations at the average of
+# the leaves chosen so far (grid_bound._dual_bound), tighter per box but slower.
+DUAL_PAIRED = {"n_dual 1 (previous default)": {"_bnb": {"N_DUAL": 1}},
+               "n_dual 3": {"_bnb": {"N_DUAL": 3}},
+               "n_dual 6": {"_bnb": {"N_DUAL": 6}}}
+# The root's multipliers on categorical features (the default) against keeping the smaller of
+# the bounds with and without them on every box (bnb.LAM_MIN), and the same with ordered
+# features relaxed too (bins of cells, bnb.LAGRANGE_BINS).
+LAM_PAIRED = {"categorical multipliers (default)": {"_bnb": {"LAM_MIN": False}},
+              "min with / without multipliers": {"_bnb": {"LAM_MIN": True}},
+              "ordered bins too, min": {"_bnb": {"LAM_MIN": True, "LAGRANGE_BINS": True}}}
+PAIRS = {"extend": PAIRED, "loop": LOOP_PAIRED, "dual": DUAL_PAIRED, "lam": LAM_PAIRED}
 
 
 def paired_rows(case, seed: int, first: int, settings: dict = PAIRED) -> list[dict]:
@@ -332,8 +344,9 @@ def main(argv=None) -> None:
                         help="the defaults against the search stopped at time_limit, "
                         "interleaved per posterior (paired.csv)")
     parser.add_argument("--pair", choices=list(PAIRS), default="extend",
-                        help="what --paired compares: the extension past time_limit, or the "
-                        "numba box loop against the Python one")
+                        help="what --paired compares: the extension past time_limit, the "
+                        "numba box loop against the Python one, Frank-Wolfe steps in the "
+                        "variance bound, or ways to use the multipliers")
     parser.add_argument("--summary", action="store_true", help="only print the summary")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)

@@ -24,9 +24,12 @@ var_s = 1 - k^T K^-1 k <= 1 + b^T K b - 2 b^T k for every b in R^N (the maximum 
 the training points in leaf l: again one term per tree. With the tangent of sqrt this gives
   sign mu_s + kappa sd_s <= sum_t max_{l in R_t} (sign beta[l] - kappa g_b(l) / (m sqrt(v0)))
                             + kappa (v0 + 1 + b^T K b) / (2 sqrt(v0)),
-tight at a point x when b = K^-1 k(x). ``b`` starts at the leaves of best mean and is updated
-a few times to K^-1 k of the leaves maximizing the previous bound (a fixed-point step on the
-convex dual in b).
+tight at a point x when b = K^-1 k(x). The bound is concave in the leaf indicators (k is linear
+in them, the variance 1 - k^T K^-1 k concave, sqrt concave and increasing), so linearizing it
+at any fractional choice of leaves gives a valid bound, and the best such linearization equals
+the maximum over the relaxation. Frank-Wolfe steps approach it: k starts at each tree's
+best-mean leaf, then moves to the average (weights 2 / (i + 2)) with the leaves that maximize
+the previous linearization.
 
 The sample's bound is the smallest of these; the integrated bound their weighted mean. When every
 tree reaches one leaf (a *decided* box) every inequality is an equality: the bound is the exact
@@ -211,15 +214,16 @@ def _sample_bound(s, reach, leaf_off, s_tree_u, s_base, tree_nleaf, s_off, beta,
             phi[a] += form_c * row[a]
     elif form == 2:
         for a in range(n):
-            phi[a] -= form_c * g[a]
+            phi[a] -= form_c * g[1, a]
     return bound
 
 
 @njit(cache=True, nogil=True)
 def _dual_bound(s, idx, tstart, m, boff, sb, dptr, dind, Kinv, n_dual, kappa, kv, bv, g,
                 choice):
-    """The N-space bound (module docstring) after ``n_dual`` updates of b, and the weight
-    alpha of g in its best separable form (``g`` holds the last b's leaf sums)."""
+    """The N-space bound (module docstring), the best of ``n_dual`` Frank-Wolfe
+    linearizations, and the weight alpha of g in its best separable form (``g[1]`` holds that
+    form's leaf sums of b, ``g[0]`` is scratch)."""
     N = Kinv.shape[1]
     # start: each tree's leaf of best mean
     for t in range(m):
@@ -232,13 +236,16 @@ def _dual_bound(s, idx, tstart, m, boff, sb, dptr, dind, Kinv, n_dual, kappa, kv
     bound = np.inf
     best_alpha = 0.0
     n_r = tstart[m]
-    for _ in range(n_dual):
-        # k of the chosen leaves, b = K^-1 k, and b^T K b = b^T k
-        kv[:] = 0.0
+    for it in range(n_dual):
+        # k of the chosen leaves, averaged with the earlier ones (Frank-Wolfe steps on the
+        # concave extension), b = K^-1 k, and b^T K b = b^T k
+        keep = 0.0 if it == 0 else 1.0 - 2.0 / (it + 2.0)
+        for n in range(N):
+            kv[n] *= keep
         for t in range(m):
             c = boff + idx[choice[t]]
             for e in range(dptr[c], dptr[c + 1]):
-                kv[dind[e]] += 1.0 / m
+                kv[dind[e]] += (1.0 - keep) / m
         for n in range(N):
             acc = 0.0
             for n2 in range(N):
@@ -253,7 +260,7 @@ def _dual_bound(s, idx, tstart, m, boff, sb, dptr, dind, Kinv, n_dual, kappa, kv
             acc = 0.0
             for e in range(dptr[c], dptr[c + 1]):
                 acc += bv[dind[e]]
-            g[a] = acc
+            g[0, a] = acc
         # v0: the variance at the chosen leaves (b is optimal there), then at the maximizers
         v0 = min(max(1.0 - bk, 1e-6), 1.0)
         for _rep in range(2):
@@ -264,15 +271,16 @@ def _dual_bound(s, idx, tstart, m, boff, sb, dptr, dind, Kinv, n_dual, kappa, kv
             for t in range(m):
                 best = -np.inf
                 for a in range(tstart[t], tstart[t + 1]):
-                    v = sb[a] - alpha * g[a]
+                    v = sb[a] - alpha * g[0, a]
                     if v > best:
                         best = v
                         choice[t] = a
                 tot += best
-                vsum -= 2.0 * g[choice[t]] / m
+                vsum -= 2.0 * g[0, choice[t]] / m
             if tot < bound:
                 bound = tot
                 best_alpha = alpha
+                g[1, :n_r] = g[0, :n_r]
             v0 = min(max(vsum, 1e-6), 1.0)
     return bound, best_alpha
 
@@ -375,8 +383,9 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
     ``lam`` (n_codes per (sample, tree, feature)), ``lam_ptr`` (S, m), ``tf_ptr`` (U + 1,) /
     ``tf_j`` the features each tree splits on, ``leaf_cm_ptr`` (L,) / ``leaf_cm`` (., W) the
     codes that reach each leaf, per such feature.
-    ``use_lam``: add the multipliers (only on undecided boxes, where the bound need not be
-    exact); ``onehot`` (like ``lam``): if its length is > 0, the subgradient is written there.
+    ``use_lam``: 1 (or True) adds the multipliers (only on undecided boxes, where the bound
+    need not be exact), 2 takes the smaller of the bounds with and without them; ``onehot``
+    (like ``lam``): if its length is > 0, the subgradient is written there.
     Box: ``box_lo``, ``box_hi`` (D,) cell ranges; ``box_cat`` (D, W) allowed codes.
     Scratch: ``reach`` (L,) bool, ``undecided`` (K,) int64, ``val`` (L,) float (all -inf).
 
@@ -398,11 +407,11 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
     N = Kinv.shape[1]
     kv = np.empty(N)
     bv = np.empty(N)
-    g = np.empty(pmax)
+    g = np.empty((2, pmax))
     phi = np.empty(pmax)
     sb = np.empty(pmax)
     choice = np.empty(m, dtype=np.int64)
-    with_lam = use_lam and n_und > 0
+    with_lam = use_lam > 0 and n_und > 0
     # the codes a box allows: its categories, or the bins its cell range meets
     code_box = box_cat.copy()
     for j in range(box_lo.shape[0]):
@@ -416,22 +425,34 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
             if bin_first[j, b] <= box_hi[j] and bin_last[j, b] >= box_lo[j]:
                 code_box[j, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
     impact = np.zeros(max(n_und, 1))
-    total = 0.0
-    wsum = 0.0
-    for s in range(S):
-        b = _sample_bound(s, reach, leaf_off, s_tree_u, s_base, tree_nleaf, s_off, beta,
-                          s_moff, M, dptr, dind, Kinv, n_dual, use_rows, kappa, sign, idx,
-                          tstart, row, kv, bv, g, choice, phi, sb, with_lam, lam, lam_ptr,
-                          tf_ptr, tf_j, leaf_cm_ptr, leaf_cm, code_box, n_codes)
-        if onehot.shape[0] > 0:
-            _record_codes(s, s_tree_u, s_base, leaf_off, tstart, idx, phi, lam, lam_ptr,
-                          tf_ptr, tf_j, leaf_cm_ptr, leaf_cm, code_box, n_codes, onehot)
-        total += s_weight[s] * b
-        wsum += s_weight[s]
-        if n_und > 0:
-            _add_impacts(s, s_weight[s], s_tree_u, s_base, leaf_off, node_left, node_right,
-                         node_lfirst, node_llast, undecided, und_start, idx, tstart, phi, val,
-                         impact)
+    # use_lam 2: the smaller of the bounds with and without the multipliers (both hold; the
+    # root's multipliers can loosen a deep box's bound)
+    passes = 2 if with_lam and use_lam == 2 else 1
+    total = np.inf
+    for q in range(passes):
+        lam_q = with_lam and q == 0
+        impact_q = impact if q == 0 else np.zeros(max(n_und, 1))
+        total_q = 0.0
+        wsum = 0.0
+        for s in range(S):
+            b = _sample_bound(s, reach, leaf_off, s_tree_u, s_base, tree_nleaf, s_off, beta,
+                              s_moff, M, dptr, dind, Kinv, n_dual, use_rows, kappa, sign, idx,
+                              tstart, row, kv, bv, g, choice, phi, sb, lam_q, lam, lam_ptr,
+                              tf_ptr, tf_j, leaf_cm_ptr, leaf_cm, code_box, n_codes)
+            if q == 0 and onehot.shape[0] > 0:
+                _record_codes(s, s_tree_u, s_base, leaf_off, tstart, idx, phi, lam, lam_ptr,
+                              tf_ptr, tf_j, leaf_cm_ptr, leaf_cm, code_box, n_codes, onehot)
+            total_q += s_weight[s] * b
+            wsum += s_weight[s]
+            if n_und > 0:
+                _add_impacts(s, s_weight[s], s_tree_u, s_base, leaf_off, node_left,
+                             node_right, node_lfirst, node_llast, undecided, und_start, idx,
+                             tstart, phi, val, impact_q)
+        total_q /= wsum
+        if total_q < total:
+            total = total_q
+            if q > 0:
+                impact[:] = impact_q
     split = -1
     if n_und > 0:
         D = box_lo.shape[0]
@@ -445,4 +466,4 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
             if node_feat[k] == j_best and impact[q] > best:
                 best = impact[q]
                 split = k
-    return total / wsum, n_und, split
+    return total, n_und, split
