@@ -92,6 +92,10 @@ class BOConfig:
     solver: str = "scip"
     # BARK's split-feature prior ("uniform": the paper's; "dirichlet": see split_prior.py)
     split_prior: str = "uniform"
+    # Grid search: go on past time_limit up to max_time while the gap is above extend_gap
+    # (None: stop at time_limit, the committed studies' setting; BARKStrategy's default is 10 s)
+    max_time: float | None = None
+    extend_gap: float = 0.15
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
 
@@ -169,7 +173,8 @@ def strategy_spec(method: str, domain, seed: int, cfg: BOConfig):
                                     burn_in=cfg.burn_in, split_prior=cfg.split_prior)
             return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings,
                                 time_limit=cfg.time_limit, n_start_points=cfg.n_start_points,
-                                solver=cfg.solver)
+                                solver=cfg.solver, max_time=cfg.max_time,
+                                extend_gap=cfg.extend_gap)
         if method == "Sobo":
             return SoboStrategy(domain=domain, seed=seed, acquisition_optimizer=BotorchOptimizer(
                 prefer_exhaustive_search_for_purely_categorical_domains=False))
@@ -404,6 +409,8 @@ def check_settings(cfg: BOConfig, ignore: tuple[str, ...] = ()) -> dict:
         saved.setdefault("solver", "scip")  # folders written before the field: the SCIP MIP
         if "split_prior" not in ignore:
             saved.setdefault("split_prior", "uniform")  # before the field: the paper's prior
+        saved.setdefault("max_time", None)  # before the fields: stopped at time_limit
+        saved.setdefault("extend_gap", 0.15)
         if saved != settings:
             differ = sorted(k for k in settings if saved.get(k) != settings[k])
             raise SystemExit(

@@ -27,10 +27,15 @@ NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 
 def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1) -> None:
     from bofire_bark.benchmarks.bo import check_settings, run_study
-    from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
+    from bofire_bark.optimize.defaults import (
+        DEFAULT_EXTEND_GAP,
+        DEFAULT_MAX_TIME,
+        DEFAULT_TIME_LIMIT,
+    )
 
+    # BARKStrategy's acquisition defaults; the model keeps the study's (uniform split prior)
     cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=out,
-                   solver="auto")
+                   solver="auto", max_time=DEFAULT_MAX_TIME, extend_gap=DEFAULT_EXTEND_GAP)
     check_settings(cfg)
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 

@@ -23,8 +23,9 @@ The sibling of ``bo.py`` (single objective) on BoFire's multi-objective benchmar
 Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
 
 - ``BARK``: ``bofire_bark.data_models.BARKStrategy(domain=..., seed=seed)`` with its defaults
-  except ``split_prior="uniform"``, the prior of the committed runs (the default became the
-  sparse prior after them); several outputs from b2245e1 on; a version that refuses a domain
+  except ``split_prior="uniform"`` and ``max_time=None`` (stop at ``time_limit``), the settings
+  of the committed runs (the defaults became the sparse prior and a search going on up to 10 s
+  after them); several outputs from b2245e1 on; a version that refuses a domain
   has the refusal recorded as below.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
   point inferred from the data).
@@ -336,7 +337,7 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
 
     try:
         if method == "BARK":
-            return BARKStrategy(domain=domain, seed=seed,
+            return BARKStrategy(domain=domain, seed=seed, max_time=None,
                                 surrogate_specs=BARKSettings(split_prior="uniform"))
         if method == "Mobo":
             return MoboStrategy(domain=domain, seed=seed)
