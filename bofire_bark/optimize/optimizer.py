@@ -374,7 +374,9 @@ def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, a
     from bofire_bark.optimize import bnb
 
     t0 = time.perf_counter()
-    gm = bnb.grid_model(problem, systems, posterior, pending)
+    # the Python loop (domain constraints) spends bound time on dives for feasible points
+    n_dual = bnb.N_DUAL_PYTHON if problem.constraints else bnb.N_DUAL
+    gm = bnb.grid_model(problem, systems, posterior, pending, n_dual=n_dual)
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
     build = time.perf_counter() - t0
@@ -468,7 +470,8 @@ def optimize_outputs(
     for c in acq.channels:
         problem = problems[c.output]
         gm = bnb.grid_model(_with_sign(problem, c.sign), systems[c.output],
-                            posteriors[acq.keys[c.output]], pending, thresholds=thresholds)
+                            posteriors[acq.keys[c.output]], pending, thresholds=thresholds,
+                            n_dual=bnb.N_DUAL_PYTHON)
         grids.append(bnb.Grid(gm, box))
     targets = None if x0 is None else channels(x0[None, :])[0]
     grid = bnb.MultiGrid(grids, acq, targets)
