@@ -241,7 +241,7 @@ def _dual_bound(s, idx, tstart, m, boff, sb, dptr, dind, Kinv, n_dual, kappa, kv
         # concave extension), b = K^-1 k, and b^T K b = b^T k
         keep = 0.0 if it == 0 else 1.0 - 2.0 / (it + 2.0)
         for n in range(N):
-            kv[n] *= keep
+            kv[n] = 0.0 if it == 0 else keep * kv[n]  # kv holds garbage before the first
         for t in range(m):
             c = boff + idx[choice[t]]
             for e in range(dptr[c], dptr[c + 1]):
