@@ -208,7 +208,7 @@ def finished_only(curves: pd.DataFrame) -> pd.DataFrame:
 def summary_table(runs: pd.DataFrame, curves: pd.DataFrame, refused: dict) -> pd.DataFrame:
     """Per benchmark and method: finished seeds, regret at the benchmark's last iteration
     (median and quartiles over finished seeds), median seconds, and a note (refusal, runs in
-    progress, how often BARK's MIP beat its start)."""
+    progress, how often BARK's search (MIP or grid) beat its start)."""
     rows = []
     done = finished_only(curves)
     for bench in _order(set(runs["benchmark"]) | {b for b, _ in refused}):
@@ -248,7 +248,7 @@ def _beat_start(rows: pd.DataFrame) -> str:
     if r.empty:
         return ""
     better = beat_start(r["ucb"], r["start_ucb"])
-    return f"MIP beat its start in {int(better.sum())} of {len(r)} iterations"
+    return f"search beat its start in {int(better.sum())} of {len(r)} iterations"
 
 
 def _fmt(x: float) -> str:

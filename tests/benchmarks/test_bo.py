@@ -121,7 +121,7 @@ def test_tables_are_embedded_between_markers_only(tmp_path):
 
 def test_summary_counts_iterations_where_the_mip_beat_its_start():
     rows = pd.DataFrame({"ucb": [1.0, 2.0, 3.0, np.nan], "start_ucb": [1.0, 1.5, 3.0, 1.0]})
-    assert plots._beat_start(rows) == "MIP beat its start in 1 of 3 iterations"
+    assert plots._beat_start(rows) == "search beat its start in 1 of 3 iterations"
     assert plots._beat_start(rows.drop(columns=["ucb", "start_ucb"])) == ""
 
 
