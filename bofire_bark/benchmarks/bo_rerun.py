@@ -96,7 +96,8 @@ def main(argv=None) -> None:
     (args.out / "comparison.md").write_text(text)
     from bofire_bark.benchmarks.plots import embed
 
-    embed(DEFAULT_OUT.parents[1] / "README.md", "bo-rerun", text)
+    # one README block per rerun folder (``<!-- bo-rerun-<folder> -->``), if it has one
+    embed(DEFAULT_OUT.parents[1] / "README.md", f"bo-rerun-{args.out.name}", text)
     print(text)
 
 
