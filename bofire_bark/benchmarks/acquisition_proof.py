@@ -23,12 +23,14 @@ README.md and results/README.md between the ``acquisition`` markers.
     python -m bofire_bark.benchmarks.acquisition_proof --levers          # levers, 5 s each
     python -m bofire_bark.benchmarks.acquisition_proof --paired          # extension on/off
 
-``--paired`` measures the option to go on past ``time_limit`` (``max_time`` 10 s while the
-gap is above ``extend_gap`` 0.15) against stopping there (the default), one after the other
-on every posterior (``paired.csv``, ``paired.md``), so the two meet the same machine load.
-``--paired --pair loop`` compares the same way the box loop in numba (``bnb.NUMBA_LOOP``)
-with the Python loop (dives skipped after fruitless ones, ``bnb.DIVE_BACKOFF``), on one
-thread and on two (``bnb.NUMBA_THREADS``).
+``--paired`` measures settings one after the other on every posterior (``paired.csv``,
+``paired.md``), so all meet the same machine load. ``--pair`` picks them (``PAIRS``):
+``extend`` going on past ``time_limit`` (``max_time`` 10 s while the gap is above 15 %) against
+stopping there (as first measured); ``extend-now`` the same after the numba loop and the
+Frank-Wolfe bound, also while the gap is above 10 % (the default since); ``loop`` the box loop
+in numba (``bnb.NUMBA_LOOP``) against the Python loop, on one thread and on two; ``dual`` 1, 3
+or 6 Frank-Wolfe linearizations of the variance bound (``bnb.N_DUAL``); ``lam`` ways to use the
+multipliers (``bnb.LAM_MIN``, ``bnb.LAGRANGE_BINS``).
 """
 
 from __future__ import annotations

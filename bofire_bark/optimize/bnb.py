@@ -154,9 +154,12 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         systems: ``engine.predict.SampleSystems`` (conditioned on ``pending``).
         posterior: the ``engine.Posterior`` (forests, noise, training inputs).
         pending: (n_p, D) encoded points the systems are conditioned on, or None.
-        n_dual: updates of b in the N-space bound (0 turns it off).
-        use_rows: also the leaf-space row bound (always on decided boxes, where it is exact).
-        lagrange_bins: relax ordered features too (bins of cells), not only categorical ones.
+        n_dual: Frank-Wolfe linearizations of the N-space bound (0 turns it off; None:
+            ``N_DUAL``, the module's setting at the call).
+        use_rows: also the leaf-space row bound (always on decided boxes, where it is exact;
+            None: ``USE_ROWS``).
+        lagrange_bins: relax ordered features too (bins of cells), not only categorical ones
+            (None: ``LAGRANGE_BINS``).
         thresholds: the grid, per feature sorted and holding every threshold of the ensemble
             (default: the ensemble's own); several outputs' models share one grid.
     """
