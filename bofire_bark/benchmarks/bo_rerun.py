@@ -10,6 +10,7 @@ median time of an ask.
     python -m bofire_bark.benchmarks.bo_rerun run [--benchmarks ...] [--seeds 5]
     python -m bofire_bark.benchmarks.bo_rerun table
     ... [--out results/<folder>]    # another folder, e.g. a rerun after the search changed
+    ... --out results/bo_final --max-time 10 --n-jobs 2   # the search going on up to 10 s
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from bofire_bark.benchmarks.bo import DEFAULT_OUT, STUDY_BENCHMARKS, BOConfig, r
 NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 
 
-def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1) -> None:
+def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1,
+        max_time: float | None = None) -> None:
     from bofire_bark.benchmarks.bo import check_settings, run_study
     from bofire_bark.optimize.defaults import (
         DEFAULT_EXTEND_GAP,
@@ -33,9 +35,11 @@ def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1
         DEFAULT_TIME_LIMIT,
     )
 
-    # BARKStrategy's acquisition defaults; the model keeps the study's (uniform split prior)
+    # BARKStrategy's acquisition defaults (or another max_time); the model keeps the study's
+    # (uniform split prior)
     cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=out,
-                   solver="auto", max_time=DEFAULT_MAX_TIME, extend_gap=DEFAULT_EXTEND_GAP)
+                   solver="auto", max_time=DEFAULT_MAX_TIME if max_time is None else max_time,
+                   extend_gap=DEFAULT_EXTEND_GAP)
     check_settings(cfg)
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 
@@ -88,9 +92,13 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=NEW_OUT,
                         help="the reruns' folder (runs/ inside it)")
     parser.add_argument("--n-jobs", type=int, default=1, help="runs at the same time (joblib)")
+    parser.add_argument("--max-time", type=float, default=None,
+                        help="let the search go on past time_limit up to this many seconds "
+                        "while the gap is above extend_gap (results/bo_final: 10)")
     args = parser.parse_args(argv)
     if args.what == "run":
-        run(args.benchmarks, range(args.seeds), args.iterations, args.out, args.n_jobs)
+        run(args.benchmarks, range(args.seeds), args.iterations, args.out, args.n_jobs,
+            args.max_time)
     text = table(new=args.out / "runs")
     (args.out / "comparison.md").parent.mkdir(parents=True, exist_ok=True)
     (args.out / "comparison.md").write_text(text)

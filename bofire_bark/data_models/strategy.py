@@ -66,8 +66,8 @@ class BARKStrategy(PredictiveStrategy):
     max_time: Annotated[float | None, Field(
         gt=0.0, description="Grid search: when the gap proven at time_limit is above "
         "extend_gap, the search goes on up to this many seconds (None: stop at time_limit). "
-        "Most asks prove the gap within time_limit; the rest wait up to max_time for a "
-        "tighter bound (rarely a better candidate).")] = DEFAULT_MAX_TIME
+        "Off by default: measured, it bought a tighter bound, rarely a better candidate, "
+        "for a longer wait (up to max_time on high-dimensional domains).")] = DEFAULT_MAX_TIME
     extend_gap: Annotated[float, Field(
         ge=0.0, description="Grid search: relative gap above which the search goes on past "
         "time_limit, up to max_time.")] = DEFAULT_EXTEND_GAP

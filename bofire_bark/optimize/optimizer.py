@@ -243,7 +243,7 @@ def optimize_acquisition(
             i.e. standard deviations of the output; meaningful when the UCB is near zero).
         max_time, extend_gap: grid search only: while the relative gap proven at
             ``time_limit`` is above ``extend_gap`` (default 0.10, the gap target), the search
-            goes on, up to ``max_time`` seconds (default 10; None: stop at ``time_limit``).
+            goes on, up to ``max_time`` seconds (default None: stop at ``time_limit``).
 
     Raises:
         ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
