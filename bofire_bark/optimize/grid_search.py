@@ -47,16 +47,24 @@ def _dive_with_backoff(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v
         return
     v = _dive(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v[0], work, reach, und,
               val, none, o_lo, o_hi, o_cat)
-    if v > best_v[0]:
-        best_v[0] = v
-        best_lo[:] = o_lo
-        best_hi[:] = o_hi
-        best_cat[:, :] = o_cat
-        st[FOUND] = 1
+    if _take_if_better(v, o_lo, o_hi, o_cat, best_v, best_lo, best_hi, best_cat, st):
         st[PERIOD] = 1
     else:
         st[PERIOD] = min(2 * st[PERIOD], max_period)
     st[SKIP] = st[PERIOD] - 1
+
+
+@njit(cache=True, nogil=True)
+def _take_if_better(v, lo, hi, cat, best_v, best_lo, best_hi, best_cat, st):
+    """Make the box (lo, hi, cat) of value v the incumbent if it beats it; True if it did."""
+    if v > best_v[0]:
+        best_v[0] = v
+        best_lo[:] = lo
+        best_hi[:] = hi
+        best_cat[:, :] = cat
+        st[FOUND] = 1
+        return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -270,12 +278,8 @@ def search_chunk(md, kappa, sign, use_lam, geo, h_key, h_cnt, h_slot, s_lo, s_hi
         st[FREE] += 1
         if top <= bv:
             continue
-        if n_und == 0:  # decided: the bound is the box's exact value
-            best_v[0] = top
-            best_lo[:] = lo
-            best_hi[:] = hi
-            best_cat[:, :] = cat
-            st[FOUND] = 1
+        if n_und == 0:  # decided: the bound is the box's exact value (above the incumbent)
+            _take_if_better(top, lo, hi, cat, best_v, best_lo, best_hi, best_cat, st)
             continue
         for side in range(2):
             k_ok[side] = _child(md, lo, hi, cat, split, side, k_lo[side], k_hi[side],
@@ -299,12 +303,7 @@ def search_chunk(md, kappa, sign, use_lam, geo, h_key, h_cnt, h_slot, s_lo, s_hi
         if nodes % 4 == 1:
             v = _centre_value(md, kappa, sign, use_lam, geo, lo, hi, cat, c_lo, c_cat, reach,
                               und, val, none)
-            if v > best_v[0]:
-                best_v[0] = v
-                best_lo[:] = lo
-                best_hi[:] = hi
-                best_cat[:, :] = cat
-                st[FOUND] = 1
+            _take_if_better(v, lo, hi, cat, best_v, best_lo, best_hi, best_cat, st)
         if dive_every > 0 and nodes % dive_every == 1:
             _dive_with_backoff(md, kappa, sign, use_lam, geo, lo, hi, cat, split, best_v, best_lo,
                                best_hi, best_cat, st, max_period, work, reach, und, val, none,
@@ -353,11 +352,8 @@ def pop_batch(h_key, h_cnt, h_slot, s_lo, s_hi, s_cat, s_und, s_split, free, st,
         if top <= bv:
             continue
         if s_und[slot] == 0:
-            best_v[0] = top
-            best_lo[:] = s_lo[slot]
-            best_hi[:] = s_hi[slot]
-            best_cat[:, :] = s_cat[slot]
-            st[FOUND] = 1
+            _take_if_better(top, s_lo[slot], s_hi[slot], s_cat[slot], best_v, best_lo, best_hi,
+                            best_cat, st)
             continue
         b_lo[n] = s_lo[slot]
         b_hi[n] = s_hi[slot]
@@ -400,12 +396,8 @@ def push_batch(md, kappa, sign, use_lam, geo, n, b_lo, b_hi, b_cat, b_split, b_n
     box order), then the dives due (``search_chunk``'s rules)."""
     D, W = b_cat.shape[1], b_cat.shape[2]
     for i in range(n):
-        if cv[i] > best_v[0]:
-            best_v[0] = cv[i]
-            best_lo[:] = b_lo[i]
-            best_hi[:] = b_hi[i]
-            best_cat[:, :] = b_cat[i]
-            st[FOUND] = 1
+        _take_if_better(cv[i], b_lo[i], b_hi[i], b_cat[i], best_v, best_lo, best_hi, best_cat,
+                        st)
     for i in range(n):
         for side in range(2):
             if c_ok[i, side] and c_ub[i, side] > best_v[0]:
