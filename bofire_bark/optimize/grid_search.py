@@ -125,6 +125,13 @@ def _less(h_key, h_cnt, a, b):
 
 
 @njit(cache=True, nogil=True)
+def _swap(h_key, h_cnt, h_slot, a, b):
+    h_key[a], h_key[b] = h_key[b], h_key[a]
+    h_cnt[a], h_cnt[b] = h_cnt[b], h_cnt[a]
+    h_slot[a], h_slot[b] = h_slot[b], h_slot[a]
+
+
+@njit(cache=True, nogil=True)
 def _push(h_key, h_cnt, h_slot, size, key, cnt, slot):
     i = size
     h_key[i] = key
@@ -134,9 +141,7 @@ def _push(h_key, h_cnt, h_slot, size, key, cnt, slot):
         p = (i - 1) // 2
         if not _less(h_key, h_cnt, i, p):
             break
-        h_key[i], h_key[p] = h_key[p], h_key[i]
-        h_cnt[i], h_cnt[p] = h_cnt[p], h_cnt[i]
-        h_slot[i], h_slot[p] = h_slot[p], h_slot[i]
+        _swap(h_key, h_cnt, h_slot, i, p)
         i = p
     return size + 1
 
@@ -155,9 +160,7 @@ def _pop(h_key, h_cnt, h_slot, size):
             c += 1
         if not _less(h_key, h_cnt, c, i):
             break
-        h_key[i], h_key[c] = h_key[c], h_key[i]
-        h_cnt[i], h_cnt[c] = h_cnt[c], h_cnt[i]
-        h_slot[i], h_slot[c] = h_slot[c], h_slot[i]
+        _swap(h_key, h_cnt, h_slot, i, c)
         i = c
     return size
 
