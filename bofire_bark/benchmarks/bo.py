@@ -93,7 +93,7 @@ class BOConfig:
     # BARK's split-feature prior ("uniform": the paper's; "dirichlet": see split_prior.py)
     split_prior: str = "uniform"
     # Grid search: go on past time_limit up to max_time while the gap is above extend_gap
-    # (None: stop at time_limit, the committed studies' setting; BARKStrategy's default is 10 s)
+    # (None: stop at time_limit, the committed studies' setting and BARKStrategy's default)
     max_time: float | None = None
     extend_gap: float = 0.15
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)

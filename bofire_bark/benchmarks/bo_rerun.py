@@ -10,7 +10,7 @@ median time of an ask.
     python -m bofire_bark.benchmarks.bo_rerun run [--benchmarks ...] [--seeds 5]
     python -m bofire_bark.benchmarks.bo_rerun table
     ... [--out results/<folder>]    # another folder, e.g. a rerun after the search changed
-    ... --out results/bo_final --max-time 10 --n-jobs 2   # the search going on up to 10 s
+    ... --out results/bo_max_time10 --max-time 10 --n-jobs 2   # search on up to 10 s
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def main(argv=None) -> None:
     parser.add_argument("--n-jobs", type=int, default=1, help="runs at the same time (joblib)")
     parser.add_argument("--max-time", type=float, default=None,
                         help="let the search go on past time_limit up to this many seconds "
-                        "while the gap is above extend_gap (results/bo_final: 10)")
+                        "while the gap is above extend_gap (results/bo_max_time10: 10)")
     args = parser.parse_args(argv)
     if args.what == "run":
         run(args.benchmarks, range(args.seeds), args.iterations, args.out, args.n_jobs,

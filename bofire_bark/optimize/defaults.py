@@ -16,7 +16,7 @@ DEFAULT_ABS_GAP = 0.01
 # of acquisition_proof from 11.0 to 10.0 % (95th pct 35.6 -> 29.4 %) at a median ask of 2.7 s
 # (--pair extend-now, results/acquisition/extend), but on the 48 from BO runs the median ask
 # rose to 7.2 s (10 s on PestControl, TreeFunctionCat, StyblinskiTang10) and in the BO rerun
-# with it (results/bo_final) it changed almost no candidate: it buys a proof, not a better
+# with it (results/bo_max_time10) it changed almost no candidate: it buys a proof, not a better
 # point, and latency comes first.
 DEFAULT_MAX_TIME = None
 DEFAULT_EXTEND_GAP = 0.10
