@@ -30,7 +30,8 @@ stopping there (as first measured); ``extend-now`` the same after the numba loop
 Frank-Wolfe bound, also while the gap is above 10 % (the default since); ``loop`` the box loop
 in numba (``bnb.NUMBA_LOOP``) against the Python loop, on one thread and on two; ``dual`` 1, 3
 or 6 Frank-Wolfe linearizations of the variance bound (``bnb.N_DUAL``); ``lam`` ways to use the
-multipliers (``bnb.LAM_MIN``, ``bnb.LAGRANGE_BINS``).
+multipliers (``bnb.LAM_MIN``, ``bnb.LAGRANGE_BINS``); ``branch`` where an ordered feature is cut
+(``bnb.BISECT``).
 """
 
 from __future__ import annotations
@@ -109,8 +110,12 @@ LAM_PAIRED = {"categorical multipliers (default)": {"_bnb": {"LAM_MIN": False}},
 EXTEND_NOW = {"stop at time_limit (default)": {"max_time": DEFAULT_TIME_LIMIT},
               "max_time 10, extend_gap 0.15": {"max_time": 10.0, "extend_gap": 0.15},
               "max_time 10, extend_gap 0.10": {"max_time": 10.0, "extend_gap": 0.10}}
+# Where a box is cut: at the undecided split of largest impact (the previous rule) against the
+# middle of the box's cells on the chosen ordered feature (bnb.BISECT, the default).
+BRANCH_PAIRED = {"split of largest impact (previous)": {"_bnb": {"BISECT": False}},
+                 "middle of the box (default)": {"_bnb": {"BISECT": True}}}
 PAIRS = {"extend": PAIRED, "extend-now": EXTEND_NOW, "loop": LOOP_PAIRED, "dual": DUAL_PAIRED,
-         "lam": LAM_PAIRED}
+         "lam": LAM_PAIRED, "branch": BRANCH_PAIRED}
 
 
 def paired_rows(case, seed: int, first: int, settings: dict = PAIRED) -> list[dict]:
@@ -354,7 +359,8 @@ def main(argv=None) -> None:
     parser.add_argument("--pair", choices=list(PAIRS), default="extend",
                         help="what --paired compares: the extension past time_limit, the "
                         "numba box loop against the Python one, Frank-Wolfe steps in the "
-                        "variance bound, or ways to use the multipliers")
+                        "variance bound, ways to use the multipliers, or where a box is "
+                        "cut")
     parser.add_argument("--summary", action="store_true", help="only print the summary")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)

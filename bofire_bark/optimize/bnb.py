@@ -82,6 +82,8 @@ N_LAGRANGE = 100
 # Bound every box with and without the root's multipliers and keep the smaller (both hold):
 # measured worse (--pair lam, results/acquisition/lam: median gap 0.134 against 0.112).
 LAM_MIN = False
+# cut ordered features in the middle of the box, not at the split of largest impact
+BISECT = True
 # Slack of interval pruning: a box is dropped only when its constraint range misses the
 # feasible side by more than this (round-off of the interval arithmetic).
 PRUNE_TOL = 1e-7
@@ -145,7 +147,7 @@ def _words(codes, w: int) -> np.ndarray:
 
 def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
                n_dual: int | None = None, use_rows: bool | None = None,
-               lagrange_bins: bool | None = None,
+               lagrange_bins: bool | None = None, bisect: bool | None = None,
                thresholds: tuple[np.ndarray, ...] | None = None) -> GridModel:
     """Flatten the reduced ensemble and the per-sample leaf systems.
 
@@ -160,6 +162,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
             None: ``USE_ROWS``).
         lagrange_bins: relax ordered features too (bins of cells), not only categorical ones
             (None: ``LAGRANGE_BINS``).
+        bisect: branch ordered features in the middle of a box (None: ``BISECT``).
         thresholds: the grid, per feature sorted and holding every threshold of the ensemble
             (default: the ensemble's own); several outputs' models share one grid.
     """
@@ -169,6 +172,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
     n_dual = N_DUAL if n_dual is None else n_dual
     use_rows = USE_ROWS if use_rows is None else use_rows
     lagrange_bins = LAGRANGE_BINS if lagrange_bins is None else lagrange_bins
+    bisect = BISECT if bisect is None else bisect
 
     ens, box = problem.ensemble, problem.box
     sigma2 = posterior.samples["sigma2"]
@@ -338,6 +342,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         int(n_dual) if problem.kappa > 0 else 0, bool(use_rows),
         np.zeros(len(lam_j)), lam_ptr, np.asarray(tf_ptr, np.int64),
         np.asarray(tf_j, np.int64), leaf_cm_ptr, leaf_cm, n_codes, bin_first, bin_last,
+        bool(bisect),
     )
     return GridModel(arrays, thresholds, w, n_leaves, float(problem.kappa),
                      float(problem.sign), lagrange)
