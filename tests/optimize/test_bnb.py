@@ -229,6 +229,34 @@ def test_optimize_acquisition_reports_the_proof(mixed):
     assert "proven optimal" in res.summary()
 
 
+def test_ordered_features_are_cut_in_the_middle(continuous3):
+    """With ``bisect`` a box is cut on the same feature as by the largest impact, at a
+    threshold inside the box and no farther from the middle of its cells; on some boxes
+    nearer (the two rules differ)."""
+    domain, space, post = continuous3
+    problem, systems = build_problem(post, domain, space, 1.96, 1.0, None, gps=False)
+    grids = [bnb.Grid(bnb.grid_model(problem, systems, post, bisect=b), problem.box)
+             for b in (False, True)]
+    node_feat, node_thr = grids[0].gm.arrays[:2]
+    rng = np.random.default_rng(3)
+    nearer = 0
+    for depth in range(12):
+        for _ in range(5):
+            lo, hi, cat = _random_box(grids[0], rng, depth)
+            (_, n_a, s_a), (_, n_b, s_b) = (g.bound(lo, hi, cat) for g in grids)
+            assert n_a == n_b
+            if n_a == 0:
+                continue
+            j = node_feat[s_b]
+            assert j == node_feat[s_a]
+            assert lo[j] <= node_thr[s_b] < hi[j]
+            mid = 0.5 * (lo[j] + hi[j])
+            d_a, d_b = (abs(node_thr[s] + 0.5 - mid) for s in (s_a, s_b))
+            assert d_b <= d_a
+            nearer += d_b < d_a
+    assert nearer > 0
+
+
 @pytest.mark.parametrize("kappa", [0.0, 1.96])
 def test_multiplier_bound_holds_on_tight_boxes(kappa):
     """Boxes that are one cell wide in the ordered feature and open in the categorical one
