@@ -9,6 +9,8 @@ median time of an ask.
 
     python -m bofire_bark.benchmarks.bo_rerun run [--benchmarks ...] [--seeds 5]
     python -m bofire_bark.benchmarks.bo_rerun table
+    python -m bofire_bark.benchmarks.bo_rerun table --out results/bo_bisect \
+        --against results/bo_default     # one rerun against another
     ... [--out results/<folder>]    # another folder, e.g. a rerun after the search changed
     ... --out results/bo_max_time10 --max-time 10 --n-jobs 2   # search on up to 10 s
 """
@@ -44,7 +46,10 @@ def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 
 
-def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs") -> str:
+def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs",
+          old_label: str = "SCIP 10 s", new_label: str = "grid") -> str:
+    """Per benchmark, the reruns in ``new`` paired by seed with the runs in ``old`` (by
+    default the committed SCIP-era study)."""
     from scipy.stats import binomtest
 
     rows = []
@@ -63,7 +68,7 @@ def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs") -> str
                 continue  # unfinished
             best_new = float(a.loc[a["iteration"] <= last, "best"].iloc[-1])
             best_old = float(b.loc[b["iteration"] <= last, "best"].iloc[-1])
-            pairs.append(np.sign(best_old - best_new))  # +1: the grid search's run is better
+            pairs.append(np.sign(best_old - best_new))  # +1: the new run is better
             t_new += list(a.loc[a["iteration"] > 0, "acq_time"])
             t_old += list(b.loc[(b["iteration"] > 0) & (b["iteration"] <= last), "acq_time"])
         if not pairs:
@@ -72,10 +77,10 @@ def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs") -> str
         ties = len(pairs) - wins - losses
         p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
         rows.append({"benchmark": bench, "seeds": len(pairs),
-                     "grid better / worse / tie": f"{wins}/{losses}/{ties}",
+                     f"{new_label} better / worse / tie": f"{wins}/{losses}/{ties}",
                      "sign-test p": f"{p:.3g}",
-                     "median ask s (grid)": f"{np.median(t_new):.2f}",
-                     "median ask s (SCIP 10 s)": f"{np.median(t_old):.2f}"})
+                     f"median ask s ({new_label})": f"{np.median(t_new):.2f}",
+                     f"median ask s ({old_label})": f"{np.median(t_old):.2f}"})
     if not rows:
         return "no finished reruns\n"
     frame = pd.DataFrame(rows)
@@ -95,15 +100,27 @@ def main(argv=None) -> None:
     parser.add_argument("--max-time", type=float, default=None,
                         help="let the search go on past time_limit up to this many seconds "
                         "while the gap is above extend_gap (results/bo_max_time10: 10)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="table: pair with another rerun folder instead of the SCIP-era "
+                        "runs (written to comparison_vs_<its name>.md)")
     args = parser.parse_args(argv)
     if args.what == "run":
         run(args.benchmarks, range(args.seeds), args.iterations, args.out, args.n_jobs,
             args.max_time)
+    from bofire_bark.benchmarks.plots import embed
+
+    if args.against is not None:
+        name = args.against.name
+        text = table(args.against / "runs", args.out / "runs", old_label=name,
+                     new_label=args.out.name)
+        (args.out / f"comparison_vs_{name}.md").write_text(text)
+        embed(DEFAULT_OUT.parents[1] / "README.md", f"bo-rerun-{args.out.name}-vs-{name}",
+              text)
+        print(text)
+        return
     text = table(new=args.out / "runs")
     (args.out / "comparison.md").parent.mkdir(parents=True, exist_ok=True)
     (args.out / "comparison.md").write_text(text)
-    from bofire_bark.benchmarks.plots import embed
-
     # one README block per rerun folder (``<!-- bo-rerun-<folder> -->``), if it has one
     embed(DEFAULT_OUT.parents[1] / "README.md", f"bo-rerun-{args.out.name}", text)
     print(text)
