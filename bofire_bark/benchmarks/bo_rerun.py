@@ -46,13 +46,24 @@ def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 
 
+def _row(name, pairs, t_new, t_old, old_label, new_label) -> dict:
+    from scipy.stats import binomtest
+
+    wins, losses = int(np.sum(np.array(pairs) > 0)), int(np.sum(np.array(pairs) < 0))
+    ties = len(pairs) - wins - losses
+    p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
+    return {"benchmark": name, "seeds": len(pairs),
+            f"{new_label} better / worse / tie": f"{wins}/{losses}/{ties}",
+            "sign-test p": f"{p:.3g}",
+            f"median ask s ({new_label})": f"{np.median(t_new):.2f}",
+            f"median ask s ({old_label})": f"{np.median(t_old):.2f}"}
+
+
 def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs",
           old_label: str = "SCIP 10 s", new_label: str = "grid") -> str:
     """Per benchmark, the reruns in ``new`` paired by seed with the runs in ``old`` (by
     default the committed SCIP-era study)."""
-    from scipy.stats import binomtest
-
-    rows = []
+    rows, all_pairs, all_new, all_old = [], [], [], []
     for bench_dir in sorted(Path(new).iterdir()):
         if not bench_dir.is_dir():
             continue
@@ -73,16 +84,14 @@ def table(old: Path = DEFAULT_OUT / "runs", new: Path = NEW_OUT / "runs",
             t_old += list(b.loc[(b["iteration"] > 0) & (b["iteration"] <= last), "acq_time"])
         if not pairs:
             continue
-        wins, losses = int(np.sum(np.array(pairs) > 0)), int(np.sum(np.array(pairs) < 0))
-        ties = len(pairs) - wins - losses
-        p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
-        rows.append({"benchmark": bench, "seeds": len(pairs),
-                     f"{new_label} better / worse / tie": f"{wins}/{losses}/{ties}",
-                     "sign-test p": f"{p:.3g}",
-                     f"median ask s ({new_label})": f"{np.median(t_new):.2f}",
-                     f"median ask s ({old_label})": f"{np.median(t_old):.2f}"})
+        rows.append(_row(bench, pairs, t_new, t_old, old_label, new_label))
+        all_pairs += pairs
+        all_new += t_new
+        all_old += t_old
     if not rows:
         return "no finished reruns\n"
+    if len(rows) > 1:  # every run of every benchmark in one sign test
+        rows.append(_row("all", all_pairs, all_new, all_old, old_label, new_label))
     frame = pd.DataFrame(rows)
     head = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * len(frame.columns) + "\n"
     return head + "".join("| " + " | ".join(map(str, r)) + " |\n" for r in frame.values)

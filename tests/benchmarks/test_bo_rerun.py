@@ -22,6 +22,8 @@ def test_pairs_runs_by_seed_and_names_both_sides(tmp_path, monkeypatch):
         _run(new, "Bench", seed, [9.0, b_new], 1.0)
     _run(new, "Bench", 4, [9.0], 1.0)  # unfinished against a finished run: left out
     _run(old, "Bench", 4, [9.0, 8.0], 2.0)
+    _run(old, "Other", 0, [9.0, 2.0], 2.0)  # a second benchmark: one more win
+    _run(new, "Other", 0, [9.0, 1.0], 3.0)
     text = table(old / "runs", new / "runs", old_label="bo_default", new_label="bo_bisect")
     assert "bo_bisect better / worse / tie" in text
     assert "median ask s (bo_default)" in text
@@ -29,6 +31,8 @@ def test_pairs_runs_by_seed_and_names_both_sides(tmp_path, monkeypatch):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:5] == ["4", "2/1/1", "1", "1.00"]
     assert cells[5] == "2.00"
+    pooled = next(line for line in text.splitlines() if line.startswith("| all"))
+    assert [c.strip() for c in pooled.strip("|").split("|")][1:3] == ["5", "3/1/1"]
     # the CLI writes the pairing beside the new runs and into its README block
     blocks = {}
     monkeypatch.setattr("bofire_bark.benchmarks.plots.embed",
