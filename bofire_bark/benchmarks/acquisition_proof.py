@@ -33,7 +33,8 @@ Frank-Wolfe bound, also while the gap is above 10 % (the default since); ``loop`
 in numba (``bnb.NUMBA_LOOP``) against the Python loop, on one thread and on two; ``dual`` 1, 3
 or 6 Frank-Wolfe linearizations of the variance bound (``bnb.N_DUAL``); ``lam`` ways to use the
 multipliers (``bnb.LAM_MIN``, ``bnb.LAGRANGE_BINS``); ``branch`` where an ordered feature is cut
-(``bnb.BISECT``).
+(``bnb.BISECT``); ``portfolio`` one search against two relaxations searched side by side
+(``bnb.PORTFOLIO``).
 """
 
 from __future__ import annotations
@@ -116,8 +117,12 @@ EXTEND_NOW = {"stop at time_limit (default)": {"max_time": DEFAULT_TIME_LIMIT},
 # middle of the box's cells on the chosen ordered feature (bnb.BISECT, the default).
 BRANCH_PAIRED = {"split of largest impact (previous)": {"_bnb": {"BISECT": False}},
                  "middle of the box (default)": {"_bnb": {"BISECT": True}}}
+# One search (the default) against two on two threads, the second with multipliers on binned
+# ordered features too (bnb.PORTFOLIO; only without constraints and with ordered features).
+PORTFOLIO_PAIRED = {"one search (default)": {"_bnb": {"PORTFOLIO": False}},
+                    "two searches": {"_bnb": {"PORTFOLIO": True}}}
 PAIRS = {"extend": PAIRED, "extend-now": EXTEND_NOW, "loop": LOOP_PAIRED, "dual": DUAL_PAIRED,
-         "lam": LAM_PAIRED, "branch": BRANCH_PAIRED}
+         "lam": LAM_PAIRED, "branch": BRANCH_PAIRED, "portfolio": PORTFOLIO_PAIRED}
 
 
 def paired_rows(case, seed: int, first: int, settings: dict = PAIRED) -> list[dict]:
@@ -373,8 +378,8 @@ def main(argv=None) -> None:
     parser.add_argument("--pair", choices=list(PAIRS), default="extend",
                         help="what --paired compares: the extension past time_limit, the "
                         "numba box loop against the Python one, Frank-Wolfe steps in the "
-                        "variance bound, ways to use the multipliers, or where a box is "
-                        "cut")
+                        "variance bound, ways to use the multipliers, where a box is cut, "
+                        "or one search against two side by side")
     parser.add_argument("--summary", action="store_true", help="only print the summary")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)

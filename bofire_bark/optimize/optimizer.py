@@ -34,6 +34,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from bofire_bark.kinds import CATEGORICAL
 from bofire_bark.optimize.acquisition import sample_gps
 from bofire_bark.optimize.bnb import relative_gap
 from bofire_bark.optimize.constraints import (
@@ -379,9 +380,14 @@ def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, a
     gm = bnb.grid_model(problem, systems, posterior, pending, n_dual=n_dual)
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
+    partner = None
+    if bnb.PORTFOLIO and not problem.constraints and any(
+            k != CATEGORICAL for k in problem.box.kinds):
+        partner = bnb.Grid(bnb.grid_model(problem, systems, posterior, pending, n_dual=n_dual,
+                                          lagrange_bins=True), problem.box)
     build = time.perf_counter() - t0
     res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed,
-                     max_time=max_time, extend_gap=extend_gap)
+                     max_time=max_time, extend_gap=extend_gap, partner=partner)
     x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
     return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds, res.nodes,
                           f"{res.unresolved} boxes without a feasible point found")

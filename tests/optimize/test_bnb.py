@@ -129,6 +129,25 @@ def test_search_on_a_mixed_domain_matches_enumeration():
     assert res.value == pytest.approx(best, abs=1e-10)
 
 
+def test_two_searches_side_by_side_match_enumeration():
+    """The pair of searches (``bnb.PORTFOLIO``: the second relaxes binned ordered features
+    too) proves the enumerated best cell, and its point scores that value in the engine (a
+    partner solving a wrong model, its leaf values doubled, returns another value)."""
+    domain = mixed_domain()
+    space, post = fit(domain, mixed_f, n=12, n_trees=3)
+    problem, systems, grid, cons = grid_of(domain, space, post)
+    partner = bnb.Grid(bnb.grid_model(problem, systems, post, lagrange_bins=True),
+                       problem.box)
+    assert len(partner.gm.lam) > len(grid.gm.lam)  # the ordered features have multipliers
+    X = np.array(list(cells(grid, problem.box)))
+    best = systems.integrated_ucb(X, 1.96, 1.0).max()
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0, partner=partner)
+    assert res.status == "optimal"
+    assert res.value == pytest.approx(best, abs=1e-10)
+    assert res.bound == pytest.approx(best, abs=1e-10)
+    assert systems.integrated_ucb(res.x[None], 1.96, 1.0)[0] == pytest.approx(best, abs=1e-10)
+
+
 KEYS = ["x0", "x1", "x2"]
 CONSTRAINTS = {
     "linear_eq": [LinearEqualityConstraint(features=KEYS, coefficients=[1, 1, 1], rhs=1.0)],
