@@ -69,6 +69,11 @@ COMMITTED_RUNS = REPO / "results" / "bo" / "runs"
 COLORS = {"BARK-uniform": "tab:green", "BARK-dirichlet": "tab:purple", "Sobo": "tab:blue"}
 
 
+def _read_regression(path: Path) -> pd.DataFrame:
+    # a commit's short hash is text even when all its characters are digits
+    return pd.read_csv(path, dtype={"code": str})
+
+
 def code_version() -> str:
     """HEAD's short hash, plus a digest of uncommitted changes to the package if any (other
     work may edit the engine while a study runs; the digest tells such runs apart)."""
@@ -138,7 +143,7 @@ def run_regression(datasets=tuple(reg.PAPER), n_splits: int = 20, priors=PRIORS,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "regression.csv"
-    done = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=REG_COLUMNS)
+    done = _read_regression(path) if path.exists() else pd.DataFrame(columns=REG_COLUMNS)
     other = set(done["settings"]) - {budget.describe()}
     if other:
         raise SystemExit(f"{path} holds rows made with {sorted(other)}, not "
@@ -459,7 +464,7 @@ def make_report(out_dir: Path | str = DEFAULT_OUT) -> str:
     path = out_dir / "regression.csv"
     parts += ["## Regression", ""]
     if path.exists():
-        df = pd.read_csv(path)
+        df = _read_regression(path)
         codes = df["code"].value_counts()
         parts += [f"UCI sets of `regression.py`, random train/test splits (split s: seed s), "
                   f"BARK ({'; '.join(sorted(set(df['settings'])))}; 50 trees) with either "
