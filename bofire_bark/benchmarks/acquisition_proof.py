@@ -34,7 +34,7 @@ in numba (``bnb.NUMBA_LOOP``) against the Python loop, on one thread and on two;
 or 6 Frank-Wolfe linearizations of the variance bound (``bnb.N_DUAL``); ``lam`` ways to use the
 multipliers (``bnb.LAM_MIN``, ``bnb.LAGRANGE_BINS``); ``branch`` where an ordered feature is cut
 (``bnb.BISECT``); ``portfolio`` one search against two relaxations searched side by side
-(``bnb.PORTFOLIO``).
+(``bnb.PORTFOLIO``); ``score`` which feature a box is cut on (``bnb.PRODUCT_SCORE``).
 """
 
 from __future__ import annotations
@@ -121,8 +121,13 @@ BRANCH_PAIRED = {"split of largest impact (previous)": {"_bnb": {"BISECT": False
 # ordered features too (bnb.PORTFOLIO; only without constraints and with ordered features).
 PORTFOLIO_PAIRED = {"one search (default)": {"_bnb": {"PORTFOLIO": False}},
                     "two searches": {"_bnb": {"PORTFOLIO": True}}}
+# Which feature a box is cut on: the largest sum of what the cuts take from the two children's
+# bounds (the previous rule) against the largest product (bnb.PRODUCT_SCORE, the default).
+SCORE_PAIRED = {"sum score (previous)": {"_bnb": {"PRODUCT_SCORE": False}},
+                "product score (default)": {"_bnb": {"PRODUCT_SCORE": True}}}
 PAIRS = {"extend": PAIRED, "extend-now": EXTEND_NOW, "loop": LOOP_PAIRED, "dual": DUAL_PAIRED,
-         "lam": LAM_PAIRED, "branch": BRANCH_PAIRED, "portfolio": PORTFOLIO_PAIRED}
+         "lam": LAM_PAIRED, "branch": BRANCH_PAIRED, "portfolio": PORTFOLIO_PAIRED,
+         "score": SCORE_PAIRED}
 
 
 def paired_rows(case, seed: int, first: int, settings: dict = PAIRED) -> list[dict]:
@@ -379,7 +384,7 @@ def main(argv=None) -> None:
                         help="what --paired compares: the extension past time_limit, the "
                         "numba box loop against the Python one, Frank-Wolfe steps in the "
                         "variance bound, ways to use the multipliers, where a box is cut, "
-                        "or one search against two side by side")
+                        "one search against two side by side, or the feature score")
     parser.add_argument("--summary", action="store_true", help="only print the summary")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)

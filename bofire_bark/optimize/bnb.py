@@ -86,6 +86,9 @@ LAM_MIN = False
 # better (--pair branch, results/acquisition/branch: median gap 0.112 -> 0.100, median ask
 # 2.40 -> 1.66 s, 0.95x the boxes per second).
 BISECT = True
+# Score a feature for branching by the product of what its cuts take from the two children's
+# bounds, not by their sum (``grid_bound.box_bound``).
+PRODUCT_SCORE = True
 # Without domain constraints and with one output, a second search of the same problem on the
 # other core, with multipliers on binned ordered features too (``LAGRANGE_BINS``; both bounds
 # hold, the pair keeps the smaller): measured, not the default (--pair portfolio,
@@ -157,6 +160,7 @@ def _words(codes, w: int) -> np.ndarray:
 def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
                n_dual: int | None = None, use_rows: bool | None = None,
                lagrange_bins: bool | None = None, bisect: bool | None = None,
+               product_score: bool | None = None,
                thresholds: tuple[np.ndarray, ...] | None = None) -> GridModel:
     """Flatten the reduced ensemble and the per-sample leaf systems.
 
@@ -172,6 +176,8 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         lagrange_bins: relax ordered features too (bins of cells), not only categorical ones
             (None: ``LAGRANGE_BINS``).
         bisect: branch ordered features in the middle of a box (None: ``BISECT``).
+        product_score: pick the feature to branch on by the product score (None:
+            ``PRODUCT_SCORE``).
         thresholds: the grid, per feature sorted and holding every threshold of the ensemble
             (default: the ensemble's own); several outputs' models share one grid.
     """
@@ -182,6 +188,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
     use_rows = USE_ROWS if use_rows is None else use_rows
     lagrange_bins = LAGRANGE_BINS if lagrange_bins is None else lagrange_bins
     bisect = BISECT if bisect is None else bisect
+    product_score = PRODUCT_SCORE if product_score is None else product_score
 
     ens, box = problem.ensemble, problem.box
     sigma2 = posterior.samples["sigma2"]
@@ -351,7 +358,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         int(n_dual) if problem.kappa > 0 else 0, bool(use_rows),
         np.zeros(len(lam_j)), lam_ptr, np.asarray(tf_ptr, np.int64),
         np.asarray(tf_j, np.int64), leaf_cm_ptr, leaf_cm, n_codes, bin_first, bin_last,
-        bool(bisect),
+        bool(bisect), bool(product_score),
     )
     return GridModel(arrays, thresholds, w, n_leaves, float(problem.kappa),
                      float(problem.sign), lagrange)

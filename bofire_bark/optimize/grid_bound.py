@@ -329,8 +329,9 @@ def _record_codes(s, s_tree_u, s_base, leaf_off, tstart, idx, phi, lam, lam_ptr,
 @njit(cache=True, nogil=True)
 def _add_impacts(s, w, s_tree_u, s_base, leaf_off, node_left, node_right, node_lfirst,
                  node_llast, undecided, und_start, idx, tstart, phi, val, impact):
-    """Add to ``impact`` (per undecided split) w times |best phi left - best phi right| for
-    sample s: how much the bound of one child can drop at this split."""
+    """Add to ``impact`` (per undecided split, 2 columns) w times max(best phi right - best
+    phi left, 0) and max(best phi left - best phi right, 0) for sample s: how much the left and
+    the right child's bounds can drop at this split."""
     m = s_tree_u.shape[1]
     for t in range(m):
         u = s_tree_u[s, t]
@@ -350,9 +351,37 @@ def _add_impacts(s, w, s_tree_u, s_base, leaf_off, node_left, node_right, node_l
                 if val[leaf] > best_r:
                     best_r = val[leaf]
             if best_l > -np.inf and best_r > -np.inf:
-                impact[q] += w * abs(best_l - best_r)
+                impact[q, 0] += w * max(best_r - best_l, 0.0)
+                impact[q, 1] += w * max(best_l - best_r, 0.0)
         for a in range(tstart[t], tstart[t + 1]):
             val[leaf_off[u] + idx[a] - s_base[s, t]] = -np.inf
+
+
+@njit(cache=True, nogil=True)
+def feature_scores(node_feat, undecided, n_und, impact, D, product):
+    """Per feature, how much cutting it promises (``box_bound``'s branching): what its undecided
+    splits take from the left and the right child's bounds (``impact`` columns), summed; the
+    product of the two sums (``product``) or their total. Ties go to the feature with more
+    undecided splits; features without one score 0."""
+    s_l = np.zeros(D)
+    s_r = np.zeros(D)
+    cnt = np.zeros(D)
+    for q in range(n_und):
+        j = node_feat[undecided[q]]
+        s_l[j] += impact[q, 0]
+        s_r[j] += impact[q, 1]
+        cnt[j] += 1.0
+    score = np.zeros(D)
+    for j in range(D):
+        if cnt[j] == 0:
+            continue
+        # the product favours cuts that lower both children's bounds, where samples (or
+        # trees) prefer opposite sides
+        if product:
+            score[j] = max(s_l[j], 1e-9) * max(s_r[j], 1e-9) + 1e-24 * cnt[j]
+        else:
+            score[j] = s_l[j] + s_r[j] + 1e-12 * cnt[j]
+    return score
 
 
 @njit(cache=True, nogil=True)
@@ -360,7 +389,7 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
               tree_root, leaf_off, tree_nleaf, s_tree_u, s_base, s_weight, s_off, beta,
               s_moff, M, dptr, dind, Kinv, node_lfirst, node_llast, n_dual, use_rows, lam,
               lam_ptr, tf_ptr, tf_j, leaf_cm_ptr, leaf_cm, n_codes, bin_first, bin_last,
-              bisect, kappa, sign, box_lo, box_hi, box_cat, reach, undecided, val, use_lam,
+              bisect, product, kappa, sign, box_lo, box_hi, box_cat, reach, undecided, val, use_lam,
               onehot):
     """Upper bound of the integrated UCB over a box, the number of undecided splits and the
     split to branch on (-1 when none is left).
@@ -388,13 +417,16 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
     need not be exact), 2 takes the smaller of the bounds with and without them; ``onehot``
     (like ``lam``): if its length is > 0, the subgradient is written there.
     ``bisect``: cut ordered features in the middle of the box (else at the split of largest
-    impact, the previous rule).
+    impact, the previous rule). ``product``: score a feature by the product of what its cuts
+    take from the two children's bounds (else by their sum, the previous rule).
     Box: ``box_lo``, ``box_hi`` (D,) cell ranges; ``box_cat`` (D, W) allowed codes.
     Scratch: ``reach`` (L,) bool, ``undecided`` (K,) int64, ``val`` (L,) float (all -inf).
 
-    The split to branch on: on the feature whose undecided splits have the largest total
-    impact (``_add_impacts``), the undecided threshold nearest the middle of the box's cells
-    (ordered features, with ``bisect``) or the split of largest summed impact.
+    The split to branch on: on the feature of best score (``_add_impacts``: per undecided
+    split, what the left and the right child lose of the best leaf terms, summed over samples;
+    per feature the product of the two sums, with ``product``, else their total), the
+    undecided threshold nearest the middle of the box's cells (ordered features, with
+    ``bisect``) or the split of largest summed impact.
     """
     U = tree_root.shape[0]
     und_start = np.empty(U + 1, dtype=np.int64)
@@ -428,14 +460,14 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
                 break
             if bin_first[j, b] <= box_hi[j] and bin_last[j, b] >= box_lo[j]:
                 code_box[j, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-    impact = np.zeros(max(n_und, 1))
+    impact = np.zeros((max(n_und, 1), 2))
     # use_lam 2: the smaller of the bounds with and without the multipliers (both hold; the
     # root's multipliers can loosen a deep box's bound)
     passes = 2 if with_lam and use_lam == 2 else 1
     total = np.inf
     for q in range(passes):
         lam_q = with_lam and q == 0
-        impact_q = impact if q == 0 else np.zeros(max(n_und, 1))
+        impact_q = impact if q == 0 else np.zeros((max(n_und, 1), 2))
         total_q = 0.0
         wsum = 0.0
         for s in range(S):
@@ -460,9 +492,7 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
     split = -1
     if n_und > 0:
         D = box_lo.shape[0]
-        score = np.zeros(D)
-        for q in range(n_und):
-            score[node_feat[undecided[q]]] += impact[q] + 1e-12  # ties: most splits
+        score = feature_scores(node_feat, undecided, n_und, impact, D, product)
         j_best = np.argmax(score)
         # an ordered feature is cut at the undecided threshold nearest the middle of the
         # box's cells: halving the box separates the far-apart leaves whose mixture keeps the
@@ -473,7 +503,8 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
             k = undecided[q]
             if node_feat[k] != j_best:
                 continue
-            v = -abs(node_thr[k] + 0.5 - mid) if node_thr[k] >= 0 and bisect else impact[q]
+            v = (-abs(node_thr[k] + 0.5 - mid) if node_thr[k] >= 0 and bisect
+                 else impact[q, 0] + impact[q, 1])
             if v > best:
                 best = v
                 split = k

@@ -32,8 +32,8 @@ def _bound(md, kappa, sign, use_lam, lo, hi, cat, reach, und, val, none):
     return box_bound(md[0], md[1], md[2], md[3], md[4], md[5], md[6], md[7], md[8], md[9],
                      md[10], md[11], md[12], md[13], md[14], md[15], md[16], md[17], md[18],
                      md[19], md[20], md[21], md[22], md[23], md[24], md[25], md[26], md[27],
-                     md[28], md[29], md[30], md[31], md[32], md[33], kappa, sign, lo, hi, cat,
-                     reach, und, val, use_lam, none)
+                     md[28], md[29], md[30], md[31], md[32], md[33], md[34], kappa, sign, lo,
+                     hi, cat, reach, und, val, use_lam, none)
 
 
 @njit(cache=True, nogil=True)

@@ -276,6 +276,22 @@ def test_ordered_features_are_cut_in_the_middle(continuous3):
     assert nearer > 0
 
 
+def test_feature_score_favours_cuts_that_lower_both_children():
+    """Feature 0's two splits would lower only the left child (1 each), feature 1's one split
+    both (0.5 each): the sum picks feature 0, the product feature 1; a feature without an
+    undecided split scores 0."""
+    from bofire_bark.optimize.grid_bound import feature_scores
+
+    node_feat = np.array([0, 0, 1, 2])
+    undecided = np.array([0, 1, 2])
+    impact = np.array([[1.0, 0.0], [1.0, 0.0], [0.5, 0.5]])
+    summed = feature_scores(node_feat, undecided, 3, impact, 3, False)
+    product = feature_scores(node_feat, undecided, 3, impact, 3, True)
+    assert np.argmax(summed) == 0 and summed[0] == pytest.approx(2.0)
+    assert np.argmax(product) == 1 and product[1] == pytest.approx(0.25)
+    assert product[0] == pytest.approx(2e-9) and summed[2] == product[2] == 0.0
+
+
 @pytest.mark.parametrize("kappa", [0.0, 1.96])
 def test_multiplier_bound_holds_on_tight_boxes(kappa):
     """Boxes that are one cell wide in the ordered feature and open in the categorical one
