@@ -377,7 +377,10 @@ def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, a
     t0 = time.perf_counter()
     # the Python loop (domain constraints) spends bound time on dives for feasible points
     n_dual = bnb.N_DUAL_PYTHON if problem.constraints else bnb.N_DUAL
-    gm = bnb.grid_model(problem, systems, posterior, pending, n_dual=n_dual)
+    # the product score only where the numba loop runs: under constraints the Python loop's
+    # dives met other boxes with it and returned lower UCBs (results/acquisition/score)
+    gm = bnb.grid_model(problem, systems, posterior, pending, n_dual=n_dual,
+                        product_score=bnb.PRODUCT_SCORE and not problem.constraints)
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
     partner = None
@@ -477,7 +480,7 @@ def optimize_outputs(
         problem = problems[c.output]
         gm = bnb.grid_model(_with_sign(problem, c.sign), systems[c.output],
                             posteriors[acq.keys[c.output]], pending, thresholds=thresholds,
-                            n_dual=bnb.N_DUAL_PYTHON)
+                            n_dual=bnb.N_DUAL_PYTHON, product_score=False)  # Python loop
         grids.append(bnb.Grid(gm, box))
     targets = None if x0 is None else channels(x0[None, :])[0]
     grid = bnb.MultiGrid(grids, acq, targets)
