@@ -62,9 +62,12 @@ DIVE_EVERY = 25
 # points (acquisition_proof, numba_loop_backoff: the UCB fell on 5 constrained posteriors).
 DIVE_BACKOFF = True
 DIVE_BACKOFF_MAX = 64
-# Under constraints, the share of the remaining time spent diving for better points once the
-# gap is proven (the proof stands; only the candidate can improve).
+# Under constraints, the share of the remaining time the search goes on once the gap is
+# proven, towards POLISH_GAP (the proof stands; the candidate and the bound can only improve):
+# there the first point within the gap is often not the best one, and the boxes of highest
+# bound lead to it faster than dives from them did (acquisition_proof --pair polish).
 POLISH = 0.5
+POLISH_GAP = 0.01
 # Threads bounding boxes in the Python loop (the two children of a branching) and in the
 # numba loop (rounds of BATCH boxes per thread). Two threads in rounds expanded the same boxes
 # in 0.6-0.8 of the time on a quiet machine, but were slower than one in the paired run on the
@@ -992,7 +995,7 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
            time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
            deadline: float | None = None, n_lagrange: int = N_LAGRANGE,
            threads: int | None = None, dive_every: int | None = None,
-           polish: float = POLISH, max_time: float | None = None,
+           polish: float | None = None, max_time: float | None = None,
            extend_gap: float = math.inf, numba_loop: bool | None = None,
            dive_backoff: bool | None = None, partner: Grid | None = None) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0), after ``n_lagrange``
@@ -1000,7 +1003,9 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
 
     Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, at
     ``time_limit`` seconds once the relative gap is <= ``extend_gap``, or at ``max_time``
-    seconds (default: ``time_limit``; ``deadline`` overrides both).
+    seconds (default: ``time_limit``; ``deadline`` overrides both). Under domain constraints
+    a proven gap above ``POLISH_GAP`` does not stop it at once: it goes on for the share
+    ``polish`` (default ``POLISH``) of the time left, or until ``POLISH_GAP`` is proven.
 
     Without domain constraints and with one output the loop runs in numba (``numba_loop``,
     default ``NUMBA_LOOP``), else in Python; with ``threads`` > 1 (default ``NUMBA_THREADS``
@@ -1017,6 +1022,7 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
     dive_every = DIVE_EVERY if dive_every is None else dive_every
+    polish = POLISH if polish is None else polish
     plain = type(grid) is Grid and not cons  # one output, no domain constraints
     # the longest run of dives skipped after fruitless ones (1: none)
     backoff = DIVE_BACKOFF and plain if dive_backoff is None else dive_backoff
@@ -1052,18 +1058,25 @@ def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_g
     unresolved: list[float] = []
     nodes = 0
 
-    def done(bound: float) -> bool:
-        return bound - best_v <= max(mip_gap * abs(best_v), abs_gap, 1e-12 * abs(best_v))
+    def done(bound: float, gap: float = mip_gap) -> bool:
+        return bound - best_v <= max(gap * abs(best_v), abs_gap, 1e-12 * abs(best_v))
 
     status = "optimal"
+    polish_at = None  # when the gap was proven, under constraints: the search goes on
     while heap:
         top = -heap[0][0]
         open_bound = max(top, max(unresolved, default=-math.inf))
+        now = time.perf_counter()
         if done(open_bound) and best_x is not None:
             status = "gap" if open_bound - best_v > 1e-9 * max(1.0, abs(best_v)) else "optimal"
-            break
-        now = time.perf_counter()
-        if now > stop_at or (now > soft_at and relative_gap(best_v, open_bound) <= extend_gap):
+            if not cons or polish <= 0 or status == "optimal" or done(open_bound, POLISH_GAP):
+                break
+            if polish_at is None:
+                polish_at = now + polish * max(0.0, soft_at - now)
+            if now > polish_at:
+                break
+        elif now > stop_at or (now > soft_at and relative_gap(best_v, open_bound)
+                               <= extend_gap):
             status = "time_limit"
             break
         neg, _, n_und, split, lo, hi, cat = heapq.heappop(heap)
@@ -1113,18 +1126,6 @@ def _search(grid, cons, best_x, best_v, t0, limits, rng, n_lagrange, pool, mip_g
             "optimal" if done(open_bound) else "time_limit")
     if not heap:
         open_bound = max(unresolved, default=-math.inf)
-    elif cons and status in ("gap", "optimal") and polish > 0:
-        # under constraints the first point within the gap is often not the best one: dive
-        # from the open boxes of highest bound for a share of the time left (the bound stands)
-        until = time.perf_counter() + polish * max(0.0, soft_at - time.perf_counter())
-        for entry in heapq.nsmallest(64, heap):
-            if time.perf_counter() > until:
-                break
-            if -entry[0] <= best_v:
-                break
-            x, v = _dive(grid, cons, entry[4:7], entry[3], best_v, rng)
-            if x is not None and v > best_v:
-                best_x, best_v = x, v
     bound = max(open_bound, best_v)
     return SearchResult(best_x, best_v, bound, status, nodes, len(unresolved),
                         time.perf_counter() - t0)

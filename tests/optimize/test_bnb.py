@@ -205,6 +205,25 @@ def test_unconstrained_optimum_violates_the_constraints(increasing):
         assert not feasible(d, space, problem.box, free[None], tol=1e-6)[0], name
 
 
+def test_under_constraints_the_search_goes_on_after_the_proof(increasing):
+    """Under constraints the first point within mip_gap is not always the best: once the gap
+    is proven the search goes on towards POLISH_GAP (a share of the time left) and returns the
+    proven optimum's value; stopped at the proof (polish 0) it returns a worse point."""
+    domain, space, post = increasing
+    domain = Domain(inputs=domain.inputs, constraints=CONSTRAINTS["product"])
+    problem, systems, grid, cons = grid_of(domain, space, post)
+    best = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    assert best.status == "optimal"
+    stopped = bnb.search(grid, cons, None, -np.inf, 60.0, 0.3, 0.0, polish=0.0)
+    assert stopped.status == "gap" and stopped.value < best.value - 0.05
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.3, 0.0)
+    assert res.value >= best.value - bnb.POLISH_GAP * abs(best.value)
+    assert res.bound - res.value <= bnb.POLISH_GAP * abs(res.value) + 1e-12
+    assert feasible(domain, space, problem.box, res.x[None], tol=1e-6)[0]
+    assert systems.integrated_ucb(res.x[None], 1.96, 1.0)[0] == pytest.approx(res.value,
+                                                                              abs=1e-10)
+
+
 def test_infeasible_domain_is_reported(increasing):
     domain, space, post = increasing
     domain = Domain(inputs=domain.inputs, constraints=[LinearInequalityConstraint(
