@@ -21,7 +21,8 @@ runs in progress are named in the summary's note column.
   next to the same seeds with the study's limit (does the MIP time limit matter?).
 
     python -m bofire_bark.benchmarks plots [--small] [--out-dir results/bo]
-        [--bark-runs results/bo_grid/runs]   # BARK from a rerun, the study's own as BARK-SCIP
+        [--bark-runs results/bo_grid/runs ...]   # BARK from reruns (per benchmark the last
+                                                 # folder with it), the study's as BARK-SCIP
 """
 
 from __future__ import annotations
@@ -364,26 +365,32 @@ def time_limit_table(out_dir: Path, runs_name: str = "runs", other: str = "runs_
     return "\n".join(lines) + "\n"
 
 
-def with_bark_runs(runs: pd.DataFrame, bark_root: Path) -> pd.DataFrame:
+def with_bark_runs(runs: pd.DataFrame, bark_root: Path | list[Path]) -> pd.DataFrame:
     """The study's runs with BARK's taken from ``bark_root`` (a rerun with the current
     acquisition, same benchmarks, seeds and initial designs); the study's own BARK runs stay
-    as ``SCIP_BARK``."""
-    rerun, _ = load_runs(bark_root)
-    rerun = rerun[rerun["method"] == "BARK"]
-    if rerun.empty:
-        raise SystemExit(f"no BARK runs under {bark_root}")
+    as ``SCIP_BARK``. Of several roots, a benchmark's BARK runs come from the last root that
+    has them (a later rerun of some benchmarks replaces an earlier one there)."""
+    roots = [bark_root] if isinstance(bark_root, str | Path) else list(bark_root)
+    by_bench: dict[str, pd.DataFrame] = {}
+    for root in roots:
+        rerun, _ = load_runs(root)
+        rerun = rerun[rerun["method"] == "BARK"]
+        if rerun.empty:
+            raise SystemExit(f"no BARK runs under {root}")
+        by_bench.update(dict(tuple(rerun.groupby("benchmark"))))
+    rerun = pd.concat(by_bench.values(), ignore_index=True)
     runs = runs.assign(method=runs["method"].replace({"BARK": SCIP_BARK}))
     return pd.concat([runs, rerun], ignore_index=True)
 
 
 def make_all(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs", suffix: str = "",
-             bark_runs: Path | None = None) -> str:
+             bark_runs: Path | list[Path] | None = None) -> str:
     out_dir = Path(out_dir)
     runs, refused = load_runs(out_dir / runs_name)
     if runs.empty:
         raise SystemExit(f"no runs under {out_dir / runs_name}")
     if bark_runs is not None:
-        runs = with_bark_runs(runs, Path(bark_runs))
+        runs = with_bark_runs(runs, bark_runs)
     reference = (load_runs(out_dir / "runs_tl30")[0]
                  if not suffix and (out_dir / "runs_tl30").is_dir() else None)
     curves = regret_curves(runs, reference)
@@ -438,9 +445,10 @@ def update_readme(out_dir: Path) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--small", action="store_true", help="plot the --small runs")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--bark-runs", type=Path, default=None,
-                        help="BARK's runs from this runs folder (a rerun with the current "
-                        f"acquisition); the study's own BARK runs are shown as {SCIP_BARK}")
+    parser.add_argument("--bark-runs", type=Path, nargs="+", default=None,
+                        help="BARK's runs from these runs folders (reruns with the current "
+                        "acquisition; per benchmark the last folder that has it); the "
+                        f"study's own BARK runs are shown as {SCIP_BARK}")
 
 
 def run_from_args(args) -> None:

@@ -186,3 +186,28 @@ def test_bark_from_a_rerun_replaces_the_study_bark_and_keeps_it_beside(tmp_path)
     assert plots.SCIP_BARK in plots.comparison_markdown(pd.DataFrame([row]), {})
     with pytest.raises(SystemExit, match="no BARK runs"):
         plots.with_bark_runs(runs, tmp_path / "empty")
+
+
+def test_a_later_rerun_replaces_an_earlier_one_per_benchmark(tmp_path):
+    """``--bark-runs a b``: a benchmark's BARK runs come from b where b has it, else from a."""
+    def write(root, bench, seed, best):
+        d = root / bench / "BARK"
+        d.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"iteration": [0, 1], "y": [best, best], "best": [best, best],
+                      "fit_time": 0.1, "acq_time": 0.2}).to_csv(d / f"seed{seed}.csv",
+                                                                 index=False)
+
+    study, first, later = tmp_path / "runs", tmp_path / "first", tmp_path / "later"
+    for s in range(3):
+        write(study, "A", s, 9.0)
+        write(study, "B", s, 9.0)
+        write(first, "A", s, 1.0)
+        write(first, "B", s, 2.0)
+    write(later, "B", 0, 5.0)  # a rerun of B with one seed only
+    runs = plots.with_bark_runs(plots.load_runs(study)[0], [first, later])
+    bark = runs[runs["method"] == "BARK"]
+    assert sorted(bark.loc[bark["benchmark"] == "A", "seed"].unique()) == [0, 1, 2]
+    assert set(bark.loc[bark["benchmark"] == "A", "best"]) == {1.0}
+    assert bark.loc[bark["benchmark"] == "B", "seed"].unique().tolist() == [0]
+    assert set(bark.loc[bark["benchmark"] == "B", "best"]) == {5.0}
+    assert set(runs.loc[runs["method"] == plots.SCIP_BARK, "best"]) == {9.0}
