@@ -116,6 +116,16 @@ BATCH = 8
 SLOTS = 1024
 
 
+def relaxation(python_loop: bool) -> dict:
+    """``grid_model`` settings for the loop that will search the grid: the Python loop
+    (domain constraints or several outputs) keeps one linearization (``N_DUAL_PYTHON``: its
+    bound time goes to the dives that find feasible points) and the sum score (with the product
+    its dives met other boxes and returned lower UCBs, results/acquisition/score)."""
+    if python_loop:
+        return {"n_dual": N_DUAL_PYTHON, "product_score": False}
+    return {"n_dual": N_DUAL, "product_score": PRODUCT_SCORE}
+
+
 @dataclass(frozen=True)
 class GridModel:
     """The posterior's trees and leaf systems as flat arrays for ``grid_bound.box_bound``

@@ -375,19 +375,16 @@ def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, a
     from bofire_bark.optimize import bnb
 
     t0 = time.perf_counter()
-    # the Python loop (domain constraints) spends bound time on dives for feasible points
-    n_dual = bnb.N_DUAL_PYTHON if problem.constraints else bnb.N_DUAL
-    # the product score only where the numba loop runs: under constraints the Python loop's
-    # dives met other boxes with it and returned lower UCBs (results/acquisition/score)
-    gm = bnb.grid_model(problem, systems, posterior, pending, n_dual=n_dual,
-                        product_score=bnb.PRODUCT_SCORE and not problem.constraints)
+    settings = bnb.relaxation(python_loop=bool(problem.constraints))
+    gm = bnb.grid_model(problem, systems, posterior, pending, **settings)
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
     partner = None
     if bnb.PORTFOLIO and not problem.constraints and any(
             k != CATEGORICAL for k in problem.box.kinds):
-        partner = bnb.Grid(bnb.grid_model(problem, systems, posterior, pending, n_dual=n_dual,
-                                          lagrange_bins=True), problem.box)
+        partner = bnb.Grid(bnb.grid_model(problem, systems, posterior, pending,
+                                          n_dual=settings["n_dual"], lagrange_bins=True),
+                           problem.box)
     build = time.perf_counter() - t0
     res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed,
                      max_time=max_time, extend_gap=extend_gap, partner=partner)
@@ -480,7 +477,7 @@ def optimize_outputs(
         problem = problems[c.output]
         gm = bnb.grid_model(_with_sign(problem, c.sign), systems[c.output],
                             posteriors[acq.keys[c.output]], pending, thresholds=thresholds,
-                            n_dual=bnb.N_DUAL_PYTHON, product_score=False)  # Python loop
+                            **bnb.relaxation(python_loop=True))
         grids.append(bnb.Grid(gm, box))
     targets = None if x0 is None else channels(x0[None, :])[0]
     grid = bnb.MultiGrid(grids, acq, targets)
