@@ -164,19 +164,20 @@ def test_candidates_off_bounds_by_round_off_are_clipped_and_larger_misses_raise(
         bo.to_bounds(X, domain)
 
 
-def test_bark_from_a_rerun_replaces_the_study_bark_and_keeps_it_beside(tmp_path):
-    def write(root, method, seed, best):
-        d = root / "B" / method
-        d.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame({"iteration": [0, 1], "y": [best + 1.0, best], "best": [best + 1.0, best],
-                      "fit_time": 0.1, "acq_time": 0.2}).to_csv(d / f"seed{seed}.csv",
-                                                                 index=False)
+def _write_run(root, bench, method, seed, best):
+    """A two-iteration run ending at ``best``, where ``load_runs`` reads it."""
+    d = root / bench / method
+    d.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"iteration": [0, 1], "y": [best + 1.0, best], "best": [best + 1.0, best],
+                  "fit_time": 0.1, "acq_time": 0.2}).to_csv(d / f"seed{seed}.csv", index=False)
 
+
+def test_bark_from_a_rerun_replaces_the_study_bark_and_keeps_it_beside(tmp_path):
     study, rerun = tmp_path / "runs", tmp_path / "rerun"
     for s in range(2):
-        write(study, "BARK", s, 3.0)   # the SCIP-era runs
-        write(study, "Sobo", s, 2.0)
-        write(rerun, "BARK", s, 1.0)   # the rerun: better than both on every seed
+        _write_run(study, "B", "BARK", s, 3.0)   # the SCIP-era runs
+        _write_run(study, "B", "Sobo", s, 2.0)
+        _write_run(rerun, "B", "BARK", s, 1.0)   # the rerun: better than both on every seed
     runs = plots.with_bark_runs(plots.load_runs(study)[0], rerun)
     assert set(runs["method"]) == {"BARK", plots.SCIP_BARK, "Sobo"}
     assert runs.loc[runs["method"] == "BARK", "best"].min() == 1.0
@@ -190,24 +191,16 @@ def test_bark_from_a_rerun_replaces_the_study_bark_and_keeps_it_beside(tmp_path)
 
 def test_a_later_rerun_replaces_an_earlier_one_per_benchmark(tmp_path):
     """``--bark-runs a b``: a benchmark's BARK runs come from b where b has it, else from a."""
-    def write(root, bench, seed, best):
-        d = root / bench / "BARK"
-        d.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame({"iteration": [0, 1], "y": [best, best], "best": [best, best],
-                      "fit_time": 0.1, "acq_time": 0.2}).to_csv(d / f"seed{seed}.csv",
-                                                                 index=False)
-
     study, first, later = tmp_path / "runs", tmp_path / "first", tmp_path / "later"
     for s in range(3):
-        write(study, "A", s, 9.0)
-        write(study, "B", s, 9.0)
-        write(first, "A", s, 1.0)
-        write(first, "B", s, 2.0)
-    write(later, "B", 0, 5.0)  # a rerun of B with one seed only
+        _write_run(study, "A", "BARK", s, 9.0)
+        _write_run(study, "B", "BARK", s, 9.0)
+        _write_run(first, "A", "BARK", s, 1.0)
+        _write_run(first, "B", "BARK", s, 2.0)
+    _write_run(later, "B", "BARK", 0, 5.0)  # a rerun of B with one seed only
     runs = plots.with_bark_runs(plots.load_runs(study)[0], [first, later])
     bark = runs[runs["method"] == "BARK"]
-    assert sorted(bark.loc[bark["benchmark"] == "A", "seed"].unique()) == [0, 1, 2]
-    assert set(bark.loc[bark["benchmark"] == "A", "best"]) == {1.0}
-    assert bark.loc[bark["benchmark"] == "B", "seed"].unique().tolist() == [0]
-    assert set(bark.loc[bark["benchmark"] == "B", "best"]) == {5.0}
-    assert set(runs.loc[runs["method"] == plots.SCIP_BARK, "best"]) == {9.0}
+    a, b = bark[bark["benchmark"] == "A"], bark[bark["benchmark"] == "B"]
+    assert sorted(a["seed"].unique()) == [0, 1, 2] and a["best"].min() == 1.0
+    assert b["seed"].unique().tolist() == [0] and b["best"].min() == 5.0
+    assert runs.loc[runs["method"] == plots.SCIP_BARK, "best"].min() == 9.0
