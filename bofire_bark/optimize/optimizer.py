@@ -383,8 +383,7 @@ def _search(problem, systems, posterior, pending, x0, v0, time_limit, mip_gap, a
     if bnb.PORTFOLIO and not problem.constraints and any(
             k != CATEGORICAL for k in problem.box.kinds):
         partner = bnb.Grid(bnb.grid_model(problem, systems, posterior, pending,
-                                          n_dual=settings["n_dual"], lagrange_bins=True),
-                           problem.box)
+                                          lagrange_bins=True, **settings), problem.box)
     build = time.perf_counter() - t0
     res = bnb.search(grid, cons, x0, v0, time_limit, mip_gap, abs_gap, seed,
                      max_time=max_time, extend_gap=extend_gap, partner=partner)
