@@ -414,7 +414,9 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
     ``tf_j`` the features each tree splits on, ``leaf_cm_ptr`` (L,) / ``leaf_cm`` (., W) the
     codes that reach each leaf, per such feature.
     ``use_lam``: 1 (or True) adds the multipliers (only on undecided boxes, where the bound
-    need not be exact), 2 takes the smaller of the bounds with and without them; ``onehot``
+    need not be exact), 2 takes the smaller of the bounds with and without them, 3 adds them
+    on every box (multipliers that do not sum to zero: a price of each code added to the
+    objective, ``benchmarks.decompose``); ``onehot``
     (like ``lam``): if its length is > 0, the subgradient is written there.
     ``bisect``: cut ordered features in the middle of the box (else at the split of largest
     impact, the previous rule). ``product``: score a feature by the product of what its cuts
@@ -447,7 +449,7 @@ def box_bound(node_feat, node_thr, node_lmask, node_rmask, node_left, node_right
     phi = np.empty(pmax)
     sb = np.empty(pmax)
     choice = np.empty(m, dtype=np.int64)
-    with_lam = use_lam > 0 and n_und > 0
+    with_lam = use_lam > 0 and (n_und > 0 or use_lam == 3)
     # the codes a box allows: its categories, or the bins its cell range meets
     code_box = box_cat.copy()
     for j in range(box_lo.shape[0]):
