@@ -450,7 +450,7 @@ def main(argv=None) -> None:
                     _append(args.out / "decompose.csv", row)
                     print(row, flush=True)
         text = decompose_table(args.out)
-        (args.out / "decompose.md").write_text(text)
+        (args.out / "decompose.md").write_text(text + "\n")
         print(text)
         return
     if args.levers:
