@@ -57,7 +57,7 @@ def sample_searches(case, kappa: float) -> list[SampleSearch]:
         out.append(SampleSearch(bnb.Grid(gm, problem.box),
                                 bnb.Constraints(problem.constraints, problem.box,
                                                 problem.delta),
-                                gm.first_copies(), int(gm.arrays[30])))
+                                gm.first_copies(), gm.n_codes))
     return out
 
 

@@ -145,12 +145,18 @@ class GridModel:
         """The multipliers (``grid_bound.box_bound``'s ``lam``), updated in place."""
         return self.arrays[24]
 
+    @property
+    def n_codes(self) -> int:
+        """Multipliers per copy of a feature (its codes)."""
+        return int(self.arrays[30])
+
     def first_copies(self, sample: int = 0) -> dict[int, int]:
         """Per categorical feature some tree of ``sample`` splits on, the offset in ``lam`` of
         the first of its trees' copies (``n_codes`` values, one per code). Values put there
         add a term of that feature's code to the objective (at a point: the sum of its copies'
         values at its code) without breaking the relaxation."""
-        s_tree_u, lam_ptr, tf_ptr, tf_j, n_codes = (self.arrays[k] for k in (10, 25, 26, 27, 30))
+        s_tree_u, lam_ptr, tf_ptr, tf_j = (self.arrays[k] for k in (10, 25, 26, 27))
+        n_codes = self.n_codes
         out = {}
         for t in range(s_tree_u.shape[1]):
             u = s_tree_u[sample, t]
