@@ -161,3 +161,20 @@ def _detached(posterior):
     import dataclasses
 
     return dataclasses.replace(posterior, chains=[])
+
+
+def case_start(case: Case, kappa: float, gps: bool = True):
+    """(problem, leaf systems, starting point) of a case's acquisition, as the optimizer
+    starts it (the default random draws and ascents); ``gps=False`` skips the MIP's cone data."""
+    from bofire_bark.optimize.constraints import feasible
+    from bofire_bark.optimize.incumbent import find_incumbent
+    from bofire_bark.optimize.optimizer import build_problem
+
+    problem, systems = build_problem(case.posterior, case.domain, case.space, kappa, case.sign,
+                                     gps=gps)
+    start = find_incumbent(
+        problem.box, problem.constraints, problem.ensemble.thresholds, problem.delta,
+        lambda X: systems.integrated_ucb(X, kappa, case.sign),
+        lambda X: feasible(case.domain, case.space, problem.box, X, tol=1e-6))
+    return problem, systems, start
+

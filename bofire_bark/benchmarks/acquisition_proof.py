@@ -223,20 +223,13 @@ LEVER_CASES = ("bo:TreeFunctionCat:0:50", "bo:DiscreteAckley:0:46", "bo:PestCont
 
 def lever_rows(case, time_limit: float) -> list[dict]:
     """Each lever alone and combined, from the same starting point, ``time_limit`` seconds."""
+    from bofire_bark.benchmarks.acq_cases import case_start
     from bofire_bark.optimize import bnb
-    from bofire_bark.optimize.constraints import feasible
     from bofire_bark.optimize.defaults import DEFAULT_KAPPA
-    from bofire_bark.optimize.incumbent import find_incumbent
     from bofire_bark.optimize.model import with_tangent_cuts
-    from bofire_bark.optimize.optimizer import build_problem
     from bofire_bark.optimize.solvers import solve
 
-    kappa = DEFAULT_KAPPA
-    problem, systems = build_problem(case.posterior, case.domain, case.space, kappa, case.sign)
-    start = find_incumbent(
-        problem.box, problem.constraints, problem.ensemble.thresholds, problem.delta,
-        lambda X: systems.integrated_ucb(X, kappa, case.sign),
-        lambda X: feasible(case.domain, case.space, problem.box, X, tol=1e-6))
+    problem, systems, start = case_start(case, DEFAULT_KAPPA)
     rows = []
     for name, (model_kw, search_kw) in LEVERS.items():
         t0 = time.perf_counter()

@@ -61,13 +61,24 @@ def sample_searches(case, kappa: float) -> list[SampleSearch]:
     return out
 
 
+def _codes(box) -> dict[int, np.ndarray]:
+    """The allowed codes of every categorical feature (the priced ones)."""
+    return {j: np.asarray(sorted(box.allowed[j])) for j in range(box.n_features)
+            if box.kinds[j] == CATEGORICAL}
+
+
+def no_prices(searches: list[SampleSearch], box) -> np.ndarray:
+    """Prices lam[s, j, c], all zero."""
+    return np.zeros((len(searches), box.n_features, max(ss.n_codes for ss in searches)))
+
+
 def dual_bound(searches: list[SampleSearch], lam: np.ndarray, box, x0: np.ndarray,
                seconds: float, gap: float = 0.01):
     """Per sample s, the proven bound of max_x f_s(x) + lam_s . e(x) (their mean is the
     decomposition's bound), each search started at ``x0`` and stopped at ``seconds`` or the
     relative ``gap``. Returns (S bounds, the S searches' best values, their points (S, D))."""
     S = len(searches)
-    cats = [j for j in range(box.n_features) if box.kinds[j] == CATEGORICAL]
+    codes = _codes(box)
     bounds, values, xs = np.zeros(S), np.zeros(S), []
     for s, ss in enumerate(searches):
         gm = ss.grid.gm
@@ -84,16 +95,15 @@ def dual_bound(searches: list[SampleSearch], lam: np.ndarray, box, x0: np.ndarra
         value = res.value
         # a decided box's value is its best code's: the point takes that code
         for j in ss.copies:
-            for c in sorted(box.allowed[j]):
+            for c in codes[j]:
                 y = x.copy()
                 y[j] = c
                 v = ss.grid.value(y)
                 if v > value and ss.cons.satisfied(y):
                     x, value = y, v
         free = 0.0  # features no tree of the sample splits on: their best price
-        for j in cats:
+        for j, allowed in codes.items():
             if j not in ss.copies:
-                allowed = np.asarray(sorted(box.allowed[j]))
                 k = int(np.argmax(lam[s, j, allowed]))
                 free += lam[s, j, allowed[k]]
                 x[j] = allowed[k]
@@ -103,14 +113,13 @@ def dual_bound(searches: list[SampleSearch], lam: np.ndarray, box, x0: np.ndarra
 
 
 def subgradient(searches, box, x0, target: float, steps: int, seconds: float,
-                theta: float = 0.3, decay: float = 0.9, n_codes: int | None = None):
+                theta: float = 0.3, decay: float = 0.9):
     """Multipliers after ``steps`` projected subgradient steps (Polyak steps towards
     ``target`` on the searches' best values, each search ``seconds``). Returns (lam, the
     approximate dual after each step)."""
     S = len(searches)
-    C = n_codes or max(ss.n_codes for ss in searches)
-    cats = [j for j in range(box.n_features) if box.kinds[j] == CATEGORICAL]
-    lam = np.zeros((S, box.n_features, C))
+    cats = list(_codes(box))
+    lam = no_prices(searches, box)
     trace = []
     for _ in range(steps):
         _, values, xs = dual_bound(searches, lam, box, x0, seconds)
@@ -133,19 +142,12 @@ def decompose_rows(case, steps: int = 15, step_seconds: float = 0.1,
                    sample_seconds: float = 1.0) -> list[dict]:
     """The joint search at the default time limit, the samples' own bounds (lam = 0) and the
     bound after ``steps`` subgradient steps, each search of the last two ``sample_seconds``."""
-    from bofire_bark.optimize.constraints import feasible
+    from bofire_bark.benchmarks.acq_cases import case_start
     from bofire_bark.optimize.defaults import DEFAULT_KAPPA, DEFAULT_TIME_LIMIT
-    from bofire_bark.optimize.incumbent import find_incumbent
-    from bofire_bark.optimize.optimizer import build_problem
 
     kappa = DEFAULT_KAPPA
-    problem, systems = build_problem(case.posterior, case.domain, case.space, kappa,
-                                     case.sign, gps=False)
+    problem, systems, start = case_start(case, kappa, gps=False)
     box = problem.box
-    start = find_incumbent(
-        box, problem.constraints, problem.ensemble.thresholds, problem.delta,
-        lambda X: systems.integrated_ucb(X, kappa, case.sign),
-        lambda X: feasible(case.domain, case.space, box, X, tol=1e-6))
     t0 = time.perf_counter()
     grid = bnb.Grid(bnb.grid_model(problem, systems, case.posterior, **bnb.relaxation(False)),
                     box)
@@ -155,15 +157,13 @@ def decompose_rows(case, steps: int = 15, step_seconds: float = 0.1,
              time.perf_counter() - t0, "value": joint.value, "bound": joint.bound}]
     t0 = time.perf_counter()
     searches = sample_searches(case, kappa)
-    S = len(searches)
-    C = max(ss.n_codes for ss in searches)
-    zero = np.zeros((S, box.n_features, C))
-    bounds, values, _ = dual_bound(searches, zero, box, joint.x, sample_seconds)
+    bounds, values, _ = dual_bound(searches, no_prices(searches, box), box, joint.x,
+                                   sample_seconds)
     rows.append({"case": case.name, "bound_by": "samples, lam = 0",
                  "seconds": time.perf_counter() - t0, "value": joint.value,
                  "bound": bounds.mean(), "samples_value": values.mean()})
     t0 = time.perf_counter()
-    lam, trace = subgradient(searches, box, joint.x, joint.value, steps, step_seconds, n_codes=C)
+    lam, trace = subgradient(searches, box, joint.x, joint.value, steps, step_seconds)
     bounds, values, _ = dual_bound(searches, lam, box, joint.x, sample_seconds)
     rows.append({"case": case.name, "bound_by": "samples, after subgradient steps",
                  "seconds": time.perf_counter() - t0, "value": joint.value,
