@@ -4,11 +4,16 @@ Importing the package registers ``BARKSurrogate`` and ``BARKStrategy`` with BoFi
 ``bofire.strategies.api.map(spec)`` and BoFire's JSON unions accept them. The SCIP worker
 process sets ``BOFIRE_BARK_NO_REGISTRATION`` in its environment: it needs only the optimizer's
 modules, not BoFire's strategies (torch, seconds to import).
+
+Specs from outside go through ``load_spec``: BoFire runs some strings of a spec as code.
 """
 
 import os
 
+from bofire_bark.loading import load_spec
+
 __version__ = "0.1.0"
+__all__ = ["load_spec"]
 
 if not os.environ.get("BOFIRE_BARK_NO_REGISTRATION"):
     from bofire_bark._register import register

@@ -10,20 +10,17 @@ writes ArviZ's trace plot of the chains (``trace.png``; needs ``bofire-bark[diag
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
 
-import bofire.data_models.strategies.api as strategy_models
 import bofire.strategies.api as strategies
 import matplotlib
 import numpy as np
 import pandas as pd
 from bofire.data_models.strategies.api import RandomStrategy
-from pydantic import TypeAdapter
 
-import bofire_bark  # noqa: F401  (registers BARK with BoFire)
+from bofire_bark import load_spec  # importing bofire_bark registers BARK with BoFire
 
 matplotlib.use("Agg")  # no screen needed
 import matplotlib.pyplot as plt  # noqa: E402
@@ -57,8 +54,7 @@ def main(out_dir: str = ".", n_rounds: int = 3) -> None:
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("bofire_bark.strategy").setLevel(logging.INFO)  # top inputs per fit
     out = Path(out_dir)
-    spec = TypeAdapter(strategy_models.AnyStrategy).validate_python(
-        json.loads((ROOT / "specs" / "screening.json").read_text()))
+    spec = load_spec(ROOT / "specs" / "screening.json")
     strategy = strategies.map(spec)
     rng = np.random.default_rng(0)
     start = strategies.map(RandomStrategy(domain=spec.domain, seed=1)).ask(16)

@@ -26,7 +26,7 @@ from bofire.data_models.objectives.api import (
     MinimizeSigmoidObjective,
 )
 
-import bofire_bark  # noqa: F401  (registers BARK with BoFire)
+from bofire_bark import load_spec  # importing bofire_bark registers BARK with BoFire
 from bofire_bark.data_models import BARKSettings, BARKStrategy
 
 HERE = Path(__file__).parent
@@ -147,6 +147,9 @@ def main() -> None:
         spec = build()
         path = HERE / f"{name}.json"
         path.write_text(json.dumps(json.loads(spec.model_dump_json()), indent=2) + "\n")
+        # what pipelines do with the file: read it as data, and get the same strategy back
+        if load_spec(path).model_dump_json() != spec.model_dump_json():
+            raise RuntimeError(f"{path} does not load back as the spec it was written from")
         print(f"wrote {path}")
 
 

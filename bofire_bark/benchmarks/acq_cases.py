@@ -135,7 +135,7 @@ def make_case(name: str, cache: bool = True) -> Case:
     else:
         domain = spec_domain(what)
     if cache and path.exists():
-        posterior, space = pickle.loads(path.read_bytes())
+        posterior, space = pickle.loads(path.read_bytes())  # trusted: this study's cache
     else:
         if kind == "bo":
             run = read_run(DEFAULT_OUT / "runs" / what / "BARK" / f"seed{seed}.csv")

@@ -98,7 +98,7 @@ def run_case(case: str, args) -> None:
         path = os.path.join(args.cache, name)
     if path and os.path.exists(path):
         with open(path, "rb") as f:
-            post = pickle.load(f)
+            post = pickle.load(f)  # trusted: this study's cache
     elif args.prior_beta is not None:  # forests from the prior (the paper's BARKPrior)
         post = sample_prior(X, y, space.engine_arrays(),
                             MCMCSettings(n_trees=50, beta=args.prior_beta), n_samples=16,

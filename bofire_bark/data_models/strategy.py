@@ -1,4 +1,4 @@
-"""Data model of the BARK strategy (pydantic and sympy only: no numba or pyomo here)."""
+"""Data model of the BARK strategy (pydantic only: no numba or pyomo here)."""
 
 from __future__ import annotations
 
@@ -149,13 +149,13 @@ class BARKStrategy(PredictiveStrategy):
     def validate_expressions(cls, domain: Domain) -> Domain:
         """Nonlinear expressions must parse into functions of the inputs the optimizer can
         express: checked here with the optimizer's own parser."""
-        from bofire_bark.optimize.expressions import parse_expression
+        from bofire_bark.expressions import parse_constraint
 
         keys = domain.inputs.get_keys()
         for i, c in enumerate(domain.constraints.get()):
             if isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
                 try:
-                    parse_expression(c, keys)
+                    parse_constraint(c, keys)
                 except ValueError as err:
                     raise ValueError(f"constraint {i}: {err}") from err
         return domain

@@ -738,7 +738,7 @@ class Constraints:
 
     def satisfied(self, x: np.ndarray) -> bool:
         """Whether an encoded point satisfies every spec (values of discrete features)."""
-        from bofire_bark.optimize.domain_constraints import evaluate
+        from bofire_bark.expressions import evaluate
 
         box = self.box
         v = np.array([box.values[j][int(round(x[j]))] if box.kinds[j] == DISCRETE else x[j]

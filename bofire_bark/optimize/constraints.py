@@ -2,8 +2,8 @@
 translation of constraints into the plain specs of ``domain_constraints``.
 
 Semantics follow BoFire 0.5: linear ``sum a_i x_i == rhs`` / ``<= rhs``; nonlinear ``expr == 0``
-/ ``expr <= 0`` with ``expr`` a string (parsed once with sympy); product
-``sign * prod x_i^e_i == rhs`` / ``<= rhs``; NChooseK counts features with ``|x| > 1e-6`` as
+/ ``expr <= 0`` with ``expr`` a string (read by ``bofire_bark.expressions``, never run);
+product ``sign * prod x_i^e_i == rhs`` / ``<= rhs``; NChooseK counts features with ``|x| > 1e-6`` as
 active. Any other constraint (interpoint, categorical exclusion, a callable expression) is
 refused with its name, never dropped.
 """
@@ -23,9 +23,9 @@ from bofire.data_models.constraints.api import (
 from bofire.data_models.domain.api import Domain
 from bofire.data_models.features.api import ContinuousInput
 
+from bofire_bark.expressions import describe, parse_constraint
 from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, InputBox
-from bofire_bark.optimize.expressions import describe, parse_expression
 from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS
 from bofire_bark.space import SplitSpace
 
@@ -49,7 +49,7 @@ def check_domain_supported(domain: Domain) -> None:
                 f"BARK's acquisition optimizer cannot express the constraint {describe(c)} "
                 f"(type {type(c).__name__}); supported constraint types: {names}.")
         if isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
-            parse_expression(c, keys)
+            parse_constraint(c, keys)
 
 
 def constraint_specs(domain: Domain, space: SplitSpace) -> tuple:
@@ -69,7 +69,7 @@ def constraint_specs(domain: Domain, space: SplitSpace) -> tuple:
                                       int(c.min_count), int(c.max_count),
                                       bool(c.none_also_valid)))
         elif isinstance(c, (NonlinearEqualityConstraint, NonlinearInequalityConstraint)):
-            specs.append(NonlinearSpec(name, parse_expression(c, keys),
+            specs.append(NonlinearSpec(name, parse_constraint(c, keys),
                                        isinstance(c, NonlinearEqualityConstraint)))
         else:  # product
             product = ("mul", ("const", float(c.sign)),

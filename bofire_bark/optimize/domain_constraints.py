@@ -13,7 +13,6 @@ become Pyomo components over ``value[j]`` (the feature's numeric value):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import pyomo.environ as pyo
@@ -78,23 +77,6 @@ def to_pyomo(expr: tuple, value):
     if op == "func":
         return FUNCTIONS[expr[1]](to_pyomo(expr[2], value))
     raise ValueError(f"Unknown expression node {op!r}.")
-
-
-def evaluate(expr: tuple, x) -> float:
-    """Numeric value of an expression tree at feature values ``x`` (indexable by j)."""
-    op = expr[0]
-    if op == "const":
-        return float(expr[1])
-    if op == "var":
-        return float(x[expr[1]])
-    if op == "add":
-        return sum(evaluate(a, x) for a in expr[1:])
-    if op == "mul":
-        return math.prod(evaluate(a, x) for a in expr[1:])
-    if op == "pow":
-        return evaluate(expr[1], x) ** evaluate(expr[2], x)
-    f = {"abs": abs}.get(expr[1]) or getattr(math, expr[1])
-    return f(evaluate(expr[2], x))
 
 
 def _add_linear(m: pyo.ConcreteModel, specs: list[LinearSpec]) -> None:

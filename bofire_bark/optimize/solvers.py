@@ -451,7 +451,7 @@ def child_main(args: list[str]) -> None:
         if len(header) < _HEADER.size:
             return  # the parent closed the pipe or exited
         data = stdin.read(_HEADER.unpack(header)[0])
-        result, job = pickle.loads(data)
+        result, job = pickle.loads(data)  # trusted: our parent process, over its pipe
         problem, x0, time_limit, mip_gap, seed, options = job
         try:
             out = _solve_here(problem, "scip", x0, time_limit, mip_gap, seed, options)
@@ -534,7 +534,7 @@ class ScipWorker:
             return SolveOutcome("scip", "failed", message=(
                 f"the SCIP process gave no result: {reason}: {self._stderr_tail()}"))
         with open(result, "rb") as f:
-            out = pickle.load(f)
+            out = pickle.load(f)  # trusted: written by our own worker process
         os.unlink(result)
         overhead = time.perf_counter() - t0 - out.build_time - out.solve_time
         out.message += f"; process overhead {overhead:.2f}s"

@@ -5,7 +5,7 @@ treats as output limits (exact types; ``outputs`` says what each becomes).
 ``SCALARIZATIONS``: how several objectives are combined.
 ``SUPPORTED_CONSTRAINTS``: exact constraint types (subclasses are not implied; interpoint and
 categorical-exclusion constraints are not supported). ``TRANSLATABLE_FUNCTIONS``: function
-names a nonlinear expression may use (``sqrt`` and powers are sympy powers).
+names a nonlinear expression may use (defined with the parser, ``bofire_bark.expressions``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from bofire.data_models.objectives.api import (
     TargetObjective,
 )
 
+from bofire_bark.expressions import FUNCTIONS as TRANSLATABLE_FUNCTIONS  # noqa: F401
+
 GOAL_OBJECTIVES: tuple[type, ...] = (MaximizeObjective, MinimizeObjective,
                                      CloseToTargetObjective)
 LIMIT_OBJECTIVES: tuple[type, ...] = (MaximizeSigmoidObjective, MinimizeSigmoidObjective,
@@ -44,7 +46,3 @@ SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
     ProductInequalityConstraint,
 )
 
-TRANSLATABLE_FUNCTIONS = frozenset({
-    "exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "abs", "log10",
-})

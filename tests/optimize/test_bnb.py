@@ -246,7 +246,7 @@ def test_infeasible_domain_is_reported(increasing):
     ("func", "cosh", ("add", ("var", 0), ("const", -0.5))),
 ])
 def test_interval_arithmetic_encloses_the_values(expr):
-    from bofire_bark.optimize.domain_constraints import evaluate
+    from bofire_bark.expressions import evaluate
 
     rng = np.random.default_rng(0)
     for _ in range(50):
