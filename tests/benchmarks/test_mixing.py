@@ -98,3 +98,13 @@ def test_tiny_grid_has_the_columns_and_resumes(tmp_path, monkeypatch):
     assert table["warn_share"].between(0, 1).all()
     assert "| dirichlet | first | 10 | 2 |" in text and "2 chains x 10 sweeps" in text
     assert "Highest median R-hat under `dirichlet`" in text
+
+    # another setting in its own folder, compared on the cases both ran (seed 0 only)
+    other = {**TINY, "burn_in": 30}
+    assert mixing.run(tmp_path / "v", ["Hartmann6"], sizes=[10], seeds=[0], overrides=other,
+                      verbose=False) == 4
+    text = mixing.compare(tmp_path, [tmp_path / "v"])
+    assert "(4: same benchmark" in text
+    rows = [r for r in text.splitlines() if r.startswith("| `")]
+    assert len(rows) == 8 and all(" | 1 | " in r for r in rows)
+    assert sum(mixing.describe(other) in r for r in rows) == 4
