@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import io
 import logging
 import time
 
@@ -15,8 +13,7 @@ from bofire.surrogates.trainable import TrainableSurrogate
 from bofire_bark import diagnostics
 from bofire_bark.data_models.surrogate import BARKSettings
 from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
-from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior
-from bofire_bark.engine.forest import FOREST_KEYS
+from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior, store
 from bofire_bark.space import SplitSpace
 
 logger = logging.getLogger(__name__)
@@ -73,6 +70,13 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         s = self.settings
         Xe = self.space.encode(X)
         y = Y.to_numpy(dtype=float).ravel()
+        bad = np.flatnonzero(~np.isfinite(y))
+        if len(bad):  # BoFire lets inf through; name the output and the row before numba
+            key = self.outputs.get_keys()[0]
+            raise ValueError(
+                f"output '{key}' has a non-finite value ({y[bad[0]]}) in row {Y.index[bad[0]]!r}"
+                f" ({len(bad)} such rows): BARK needs finite measurements (a failed experiment "
+                f"is marked with valid_{key} = 0)")
         space = self.space.engine_arrays()
         start = time.perf_counter()
         if s.prior_only:
@@ -140,40 +144,15 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
 
     # ------------------------------------------------------------------ dump and load
     def _dumps(self) -> str:
-        post = self.posterior
-        arrays = {f"sample_{k}": v for k, v in post.samples.items()}
-        arrays.update(X=post.X, y=post.y, scale=np.array([post.y_mean, post.y_std]),
-                      n_fits=np.array([self.n_fits]))
-        for c, chain in enumerate(self.chains or []):
-            for k in FOREST_KEYS:
-                arrays[f"chain{c}_{k}"] = chain.forest[k]
-            arrays[f"chain{c}_sigma2"] = chain.sigma2
-            arrays[f"chain{c}_state"] = chain.state
-            for k, v in chain.split_state.items():
-                arrays[f"chain{c}_{k}"] = v
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)
-        return base64.b64encode(buffer.getvalue()).decode()
+        return store.dumps(self._fitted(), self.n_fits)
 
     def loads(self, data: str) -> None:
-        with np.load(io.BytesIO(base64.b64decode(data.encode()))) as z:
-            arrays = {k: z[k] for k in z.files}
-        samples = {k[len("sample_"):]: v for k, v in arrays.items() if k.startswith("sample_")}
-        kinds, lower, upper, n_values = self.space.engine_arrays()
-        y_mean, y_std = arrays["scale"]
-        chains = []
-        settings = mcmc_settings(self.settings)
-        c = 0
-        while f"chain{c}_state" in arrays:
-            chain = Chain(self.space.engine_arrays(), settings, arrays[f"chain{c}_state"])
-            chain.forest = {k: arrays[f"chain{c}_{k}"].copy() for k in FOREST_KEYS}
-            chain.sigma2 = arrays[f"chain{c}_sigma2"].copy()
-            if f"chain{c}_split_log_w" in arrays:
-                chain.restore_split_state(arrays[f"chain{c}_split_log_w"],
-                                          arrays[f"chain{c}_split_conc"])
-            chains.append(chain)
-            c += 1
-        self.chains = chains or None
-        self.n_fits = int(arrays["n_fits"][0])
-        self.posterior = Posterior(samples, kinds, lower, upper, n_values, arrays["X"],
-                                   arrays["y"], float(y_mean), float(y_std), chains)
+        """Restore a ``dumps`` text; every array is checked against this surrogate's inputs
+        and settings before any kernel reads it (``engine.store``): a damaged or foreign dump
+        is a ``ValueError`` naming the array, never a crash."""
+        s = self.settings
+        n_samples = s.total_samples if s.prior_only else s.n_samples
+        n_chains = 1 if s.prior_only else s.n_chains
+        self.posterior, self.n_fits = store.loads(
+            data, self.space.engine_arrays(), mcmc_settings(s), n_chains, n_samples)
+        self.chains = self.posterior.chains or None

@@ -63,6 +63,9 @@ class Posterior:
 
     def systems(self, X_pending: np.ndarray | None = None) -> SampleSystems:
         """Per-sample leaf systems, optionally conditioned on pending points (believer)."""
+        if X_pending is not None:
+            X_pending = check_X(X_pending, (self.kinds, self.lower, self.upper, self.n_values),
+                                "X_pending", allow_empty=True)
         return SampleSystems(self.samples, self.kinds, self.X, self.y, X_pending)
 
     def predict(self, Xnew: np.ndarray) -> dict[str, np.ndarray]:
