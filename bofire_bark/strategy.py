@@ -15,7 +15,7 @@ from bofire_bark.data_models.strategy import BARKStrategy as DataModel
 from bofire_bark.data_models.surrogate import BARKSurrogate as SurrogateDataModel
 from bofire_bark.optimize.outputs import objective_outputs
 from bofire_bark.optimize.supported import GOAL_OBJECTIVES
-from bofire_bark.surrogate import BARKSurrogate, _bar
+from bofire_bark.surrogate import BARKSurrogate, _bar, log_outside_bounds
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,7 @@ class BARKStrategy(PredictiveStrategy):
         modelled = objective_outputs(self.domain)
         for surrogate in self.surrogates.values():
             surrogate.progress_bar = self.progress_bar
+            surrogate.warn_outside_bounds = len(self.surrogates) == 1  # else _fit warns once
         goal = next(f for f in modelled if type(f.objective) in GOAL_OBJECTIVES)
         # the first goal's surrogate: the model of a single-objective strategy
         self.surrogate = self.surrogates[goal.key]
@@ -96,6 +97,8 @@ class BARKStrategy(PredictiveStrategy):
                 key, self.experiments)) >= 2 for key in self.surrogates)
 
     def _fit(self, experiments: pd.DataFrame) -> None:
+        if len(self.surrogates) > 1:
+            log_outside_bounds(self.space, self.space.encode(experiments))
         # each surrogate keeps the rows where its own output is valid
         for key, surrogate in self.surrogates.items():
             surrogate.fit(experiments)

@@ -28,6 +28,17 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
     )
 
 
+def log_outside_bounds(space: SplitSpace, X: np.ndarray) -> None:
+    """One warning naming the continuous inputs with encoded rows ``X`` outside their bounds
+    (BoFire accepts such data; BARK keeps it)."""
+    outside = space.outside_bounds(X)
+    if outside:
+        logger.warning(
+            "BARK: experiments outside the inputs' bounds are kept (%s); the trees split "
+            "inside the bounds, so they count as at the nearest bound", ", ".join(
+                f"{key}: {n} of {len(X)} rows" for key, n in outside.items()))
+
+
 def _bar(enabled: bool, total: int, desc: str):
     """A tqdm progress bar, or a silent stand-in with the same ``update``."""
     from tqdm.auto import tqdm
@@ -51,6 +62,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.chains: list[Chain] | None = None
         self.n_fits = 0
         self.progress_bar = False  # set by the strategy when the user asks for one
+        self.warn_outside_bounds = True  # a strategy with several outputs warns once itself
         super().__init__(data_model=data_model, **kwargs)
 
     @property
@@ -69,6 +81,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
     def _fit(self, X: pd.DataFrame, Y: pd.DataFrame, **kwargs) -> None:
         s = self.settings
         Xe = self.space.encode(X)
+        if self.warn_outside_bounds:
+            log_outside_bounds(self.space, Xe)
         y = Y.to_numpy(dtype=float).ravel()
         bad = np.flatnonzero(~np.isfinite(y))
         if len(bad):  # BoFire lets inf through; name the output and the row before numba

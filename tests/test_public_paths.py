@@ -77,3 +77,31 @@ def test_pending_points_are_checked(told):
 def test_ask_needs_a_positive_count(told):
     with pytest.raises(ValueError, match="at least 1"):
         told.ask(0)
+
+
+def test_experiments_outside_the_bounds_kept_with_one_warning(caplog):
+    """BoFire accepts a temperature of 500 on bounds 25-120: BARK keeps the rows, says so once
+    (naming the feature and the count) and still proposes inside the bounds."""
+    temps = ContinuousInput(key="temperature", bounds=(25.0, 120.0))
+    inputs = Inputs(features=[temps, CategoricalInput(key="c", categories=["a", "b"])])
+    domain = Domain(inputs=inputs, outputs=Outputs(features=[
+        ContinuousOutput(key="yield", objective=MaximizeObjective()),
+        ContinuousOutput(key="cost", objective=None)]))
+    X = inputs.sample(10, seed=3)
+    X.loc[[0, 1], "temperature"] = [500.0, 10.0]
+    # the best yields sit far above the upper bound: the optimum is pulled there
+    data = X.assign(**{"yield": X["temperature"] / 5.0, "valid_yield": 1,
+                       "cost": 1.0 + np.arange(10), "valid_cost": 1})
+    strategy = strategies.map(BARKStrategy(domain=domain, surrogate_specs=FAST, seed=0,
+                                           time_limit=0.5))
+    with caplog.at_level("WARNING", logger="bofire_bark"):
+        strategy.tell(data)
+    warned = [r.getMessage() for r in caplog.records if "outside the inputs' bounds" in
+              r.getMessage()]
+    assert warned == ["BARK: experiments outside the inputs' bounds are kept (temperature: 2 "
+                      "of 10 rows); the trees split inside the bounds, so they count as at the "
+                      "nearest bound"]
+    assert len(strategy.experiments) == 10  # nothing dropped
+    candidates = strategy.ask(3)
+    assert candidates["temperature"].between(25.0, 120.0).all()
+    assert candidates["temperature"].max() > 100.0  # the data's message: go hot

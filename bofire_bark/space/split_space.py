@@ -317,6 +317,15 @@ class SplitSpace:
                 X[:, d] = numbers if kind == CONTINUOUS else self._encode_discrete(d, numbers)
         return X
 
+    def outside_bounds(self, X: np.ndarray) -> dict[str, int]:
+        """Rows of encoded ``X`` (N, D) outside each continuous feature's bounds, by key
+        (features with none left out). Trees split inside the bounds, so such rows fall in
+        the outermost leaves; the search never leaves the bounds."""
+        cont = np.flatnonzero(self.kinds == CONTINUOUS)
+        out = (X[:, cont] < self.lower[cont]) | (X[:, cont] > self.upper[cont])
+        counts = out.sum(axis=0)
+        return {self.keys[j]: int(n) for j, n in zip(cont, counts, strict=True) if n}
+
     def decode(self, X: np.ndarray) -> pd.DataFrame:
         """Map encoded points back to feature values.
 
