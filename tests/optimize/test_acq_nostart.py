@@ -138,8 +138,9 @@ NCK_CASES = [
     ("allow_zero", "sum", 1.0, 0, 2, False),  # three
     ("allow_zero", "sum", 1.0, 1, 2, True),  # three
     ("allow_zero", "sum", -1.0, 2, 3, False),  # one
-    # SCIP 10.0 reported "optimal" here at a point breaking nck_min by one, until
-    # presolving/donotaggr was set (solvers.SCIP_SETTINGS)
+    # SCIP 10.0 reported "optimal" here at a point breaking nck_min by one while presolve
+    # turned the count into an xor constraint (solvers.SCIP_SETTINGS; see also
+    # test_scip_wrong_optimum_is_not_optimal)
     ("allow_zero", "sum", -1.0, 2, 2, True),  # one
     ("allow_zero", "first", 1.0, 2, 3, False),  # one
     ("allow_zero", "first", 1.0, 2, 2, True),  # one
@@ -164,6 +165,24 @@ def test_nchoosek_without_start(nck_posteriors, kind, truth, sign, lo, hi, none)
     x, _ = solve_without_start(constrained, space, post, sign=sign)
     active = int((np.abs(x) > 1e-6).sum())
     assert lo <= active <= hi or (none and active == 0)
+
+
+def test_scip_wrong_optimum_is_not_optimal(nck_posteriors):
+    """With presolve's xor upgrade back on, SCIP 10.0 keeps its MPEC heuristic's point with one
+    active feature (the xor was never checked) and calls it optimal. ``solve`` must not pass
+    that on: a point it returns is feasible, or SCIP's run is reported as failed."""
+    domain, space, post = nck_posteriors["allow_zero", "sum"]
+    c = NChooseKConstraint(features=["x0", "x1", "x2"], min_count=2, max_count=2,
+                           none_also_valid=True)
+    domain = with_constraints(domain, [c])
+    problem, _ = build_problem(post, domain, space, KAPPA, -1.0)
+    out = solve(problem, "scip", None, TIME_LIMIT, mip_gap=0.0, seed=0, isolate=False,
+                options={"constraints/linear/upgrade/xor": True})
+    if out.x is None:
+        assert out.status == "failed" and "violates" in out.message, (out.status, out.message)
+    else:
+        assert feasible(domain, space, problem.box, out.x[None], tol=FEAS_TOL)[0], \
+            (out.status, space.decode(out.x[None]).to_dict("records"))
 
 
 @pytest.mark.parametrize("none", [False, True])
