@@ -13,6 +13,7 @@ from bofire.strategies.predictives.predictive import PredictiveStrategy
 
 from bofire_bark.data_models.strategy import BARKStrategy as DataModel
 from bofire_bark.data_models.surrogate import BARKSurrogate as SurrogateDataModel
+from bofire_bark.jit import compiling
 from bofire_bark.optimize.outputs import objective_outputs
 from bofire_bark.optimize.supported import GOAL_OBJECTIVES
 from bofire_bark.surrogate import BARKSurrogate, _bar, log_outside_bounds
@@ -137,7 +138,8 @@ class BARKStrategy(PredictiveStrategy):
             pending.append(self.space.encode(self.candidates))
         chosen = []
         self.last_results = []
-        with _bar(self.progress_bar, n, "BARK ask") as bar:
+        with _bar(self.progress_bar, n, "BARK ask") as bar, compiling("the ask", "engine",
+                                                                      "optimize"):
             for i in range(n):
                 result = self._solve(posterior, pending)
                 # a repeat of a point already in the batch (the acquisition can still peak in

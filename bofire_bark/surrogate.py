@@ -14,6 +14,7 @@ from bofire_bark import diagnostics
 from bofire_bark.data_models.surrogate import BARKSettings
 from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
 from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior, store
+from bofire_bark.jit import compiling
 from bofire_bark.space import SplitSpace
 
 logger = logging.getLogger(__name__)
@@ -93,22 +94,23 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 f"is marked with valid_{key} = 0)")
         space = self.space.engine_arrays()
         start = time.perf_counter()
-        if s.prior_only:
-            seed = None if s.seed is None else s.seed + self.n_fits
-            self.posterior = sample_prior(Xe, y, space, mcmc_settings(s),
-                                          n_samples=s.total_samples, seed=seed)
-        else:
-            warm = s.warm_start and self.chains is not None
-            logger.info("BARK: %s %d chains on %d points (%s)", "continuing" if warm else
-                        "starting", s.n_chains, len(y), "no burn-in" if warm and
-                        not s.warm_start_burn_in else "with burn-in")
-            with _bar(self.progress_bar, s.n_chains * (s.n_samples + 1), "BARK MCMC") as bar:
-                self.posterior = fit_posterior(
-                    Xe, y, space, mcmc_settings(s), n_chains=s.n_chains,
-                    n_samples=s.n_samples, thinning=s.thinning,
-                    burn_in=s.warm_start_burn_in if warm else s.burn_in, seed=s.seed,
-                    chains=self.chains if warm else None, progress=bar.update)
-            self.chains = self.posterior.chains
+        with compiling("the fit", "engine"):
+            if s.prior_only:
+                seed = None if s.seed is None else s.seed + self.n_fits
+                self.posterior = sample_prior(Xe, y, space, mcmc_settings(s),
+                                              n_samples=s.total_samples, seed=seed)
+            else:
+                warm = s.warm_start and self.chains is not None
+                logger.info("BARK: %s %d chains on %d points (%s)", "continuing" if warm else
+                            "starting", s.n_chains, len(y), "no burn-in" if warm and
+                            not s.warm_start_burn_in else "with burn-in")
+                with _bar(self.progress_bar, s.n_chains * (s.n_samples + 1), "BARK MCMC") as bar:
+                    self.posterior = fit_posterior(
+                        Xe, y, space, mcmc_settings(s), n_chains=s.n_chains,
+                        n_samples=s.n_samples, thinning=s.thinning,
+                        burn_in=s.warm_start_burn_in if warm else s.burn_in, seed=s.seed,
+                        chains=self.chains if warm else None, progress=bar.update)
+                self.chains = self.posterior.chains
         self.n_fits += 1
         logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples,
                     time.perf_counter() - start)
