@@ -14,6 +14,7 @@ still works and ``convergence`` returns None.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -117,6 +118,27 @@ def to_inference_data(posterior: Posterior, names: list[str]):
     return az.from_dict(posterior=parts, coords={"input": list(names)}, dims=dims)
 
 
+@dataclass(frozen=True)
+class FitDiagnostics:
+    """What one fit did and how well its chains agree, for a pipeline to log.
+
+    ``sweeps``: sweeps each chain ran in this fit (burn-in and sampling); ``seconds``: wall
+    time of the fit; ``rhat`` / ``ess_bulk``: per ``CONVERGENCE_VARS`` quantity (empty without
+    ArviZ or for a prior-only fit); ``warned``: an R-hat above ``RHAT_WARN``.
+    """
+
+    n_points: int
+    n_chains: int
+    sweeps: int
+    seconds: float
+    rhat: dict = field(default_factory=dict)
+    ess_bulk: dict = field(default_factory=dict)
+
+    @property
+    def warned(self) -> bool:
+        return any(r > RHAT_WARN for r in self.rhat.values())
+
+
 def convergence(posterior: Posterior) -> pd.DataFrame | None:
     """R-hat and bulk ESS of ``CONVERGENCE_VARS`` (rows), or None without ArviZ or chains."""
     az = _arviz()
@@ -130,4 +152,5 @@ def convergence(posterior: Posterior) -> pd.DataFrame | None:
     return pd.DataFrame(rows).T
 
 
-__all__ = ["RHAT_WARN", "convergence", "feature_relevance", "to_inference_data"]
+__all__ = ["RHAT_WARN", "FitDiagnostics", "convergence", "feature_relevance",
+           "to_inference_data"]

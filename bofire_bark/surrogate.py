@@ -62,6 +62,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.posterior: Posterior | None = None
         self.chains: list[Chain] | None = None
         self.n_fits = 0
+        self.last_fit: diagnostics.FitDiagnostics | None = None  # what the last fit did
         self.progress_bar = False  # set by the strategy when the user asks for one
         self.warn_outside_bounds = True  # a strategy with several outputs warns once itself
         super().__init__(data_model=data_model, **kwargs)
@@ -94,13 +95,13 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 f"is marked with valid_{key} = 0)")
         space = self.space.engine_arrays()
         start = time.perf_counter()
+        warm = s.warm_start and self.chains is not None  # continue the chains
         with compiling("the fit", "engine"):
             if s.prior_only:
                 seed = None if s.seed is None else s.seed + self.n_fits
                 self.posterior = sample_prior(Xe, y, space, mcmc_settings(s),
                                               n_samples=s.total_samples, seed=seed)
             else:
-                warm = s.warm_start and self.chains is not None
                 logger.info("BARK: %s %d chains on %d points (%s)", "continuing" if warm else
                             "starting", s.n_chains, len(y), "no burn-in" if warm and
                             not s.warm_start_burn_in else "with burn-in")
@@ -112,27 +113,32 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                         chains=self.chains if warm else None, progress=bar.update)
                 self.chains = self.posterior.chains
         self.n_fits += 1
-        logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples,
-                    time.perf_counter() - start)
-        if not s.prior_only:
-            self._log_convergence()
+        seconds = time.perf_counter() - start
+        logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples, seconds)
+        table = None if s.prior_only else self._log_convergence(warm)
+        self.last_fit = diagnostics.FitDiagnostics(
+            n_points=len(y), n_chains=0 if s.prior_only else s.n_chains,
+            sweeps=0 if s.prior_only else (s.warm_start_burn_in if warm else s.burn_in)
+            + s.n_samples * s.thinning, seconds=seconds,
+            rhat={} if table is None else table.rhat.to_dict(),
+            ess_bulk={} if table is None else table.ess_bulk.to_dict())
 
-    def _log_convergence(self) -> None:
+    def _log_convergence(self, warm: bool) -> pd.DataFrame | None:
         s = self.settings
         table = diagnostics.convergence(self.posterior)
         if table is None:
             logger.info("BARK: install bofire-bark[diagnostics] (ArviZ) for R-hat and ESS")
-            return
+            return None
         logger.info("BARK chains: %s", ", ".join(
             f"{var} R-hat {row.rhat:.3f} ESS {row.ess_bulk:.0f}" for var, row in table.iterrows()))
         bad = table[table.rhat > diagnostics.RHAT_WARN]
         if len(bad):
-            warm = self.n_fits > 1 and s.warm_start
             logger.warning(
                 "BARK: chains have not mixed (R-hat %s > %.1f): raise %s (now %d) or "
                 "thinning (now %d)", ", ".join(f"{v} {r:.2f}" for v, r in bad.rhat.items()),
                 diagnostics.RHAT_WARN, "warm_start_burn_in" if warm else "burn_in",
                 s.warm_start_burn_in if warm else s.burn_in, s.thinning)
+        return table
 
     # ------------------------------------------------------------------- what it learned
     def feature_relevance(self) -> pd.DataFrame:

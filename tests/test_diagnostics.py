@@ -139,6 +139,22 @@ def test_strategy_reports_the_inputs_that_matter(sparse_strategy, caplog):
     assert "R-hat" in text
 
 
+def test_last_fit_diagnostics_for_a_pipeline(sparse_strategy):
+    """What the last fit did, as numbers a pipeline can log (the strategy told 40 points, then
+    5 more in the test above or not, depending on order: read the surrogate's own counts)."""
+    sur = sparse_strategy.surrogate
+    fit = sur.last_fit
+    assert fit.n_points == len(sur.posterior.y) and fit.n_chains == 2
+    first = sur.n_fits == 1
+    assert fit.sweeps == (300 if first else 0) + 4 * 25
+    assert 0 < fit.seconds < 600
+    table = diagnostics.convergence(sur.posterior)
+    assert fit.rhat == pytest.approx(table.rhat.to_dict())
+    assert fit.ess_bulk == pytest.approx(table.ess_bulk.to_dict())
+    assert set(fit.rhat) == set(diagnostics.CONVERGENCE_VARS)
+    assert fit.warned == bool((table.rhat > diagnostics.RHAT_WARN).any())
+
+
 def test_uniform_prior_reports_shares_of_splits():
     import bofire.surrogates.api as surrogates
 
