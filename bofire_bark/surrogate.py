@@ -96,6 +96,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         space = self.space.engine_arrays()
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
+        sampled = 0
         with compiling("the fit", "engine"):
             if s.prior_only:
                 seed = None if s.seed is None else s.seed + self.n_fits
@@ -112,6 +113,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                         burn_in=s.warm_start_burn_in if warm else s.burn_in, seed=s.seed,
                         chains=self.chains if warm else None, progress=bar.update)
                 self.chains = self.posterior.chains
+                sampled = self._continue_while_unmixed(Xe, y, space)
         self.n_fits += 1
         seconds = time.perf_counter() - start
         logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples, seconds)
@@ -119,9 +121,30 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.last_fit = diagnostics.FitDiagnostics(
             n_points=len(y), n_chains=0 if s.prior_only else s.n_chains,
             sweeps=0 if s.prior_only else (s.warm_start_burn_in if warm else s.burn_in)
-            + s.n_samples * s.thinning, seconds=seconds,
+            + sampled, seconds=seconds,
             rhat={} if table is None else table.rhat.to_dict(),
             ess_bulk={} if table is None else table.ess_bulk.to_dict())
+
+    def _continue_while_unmixed(self, Xe: np.ndarray, y: np.ndarray, space) -> int:
+        """Sweeps per chain sampled after burn-in: ``n_samples * thinning``, then, while the
+        chains disagree and ``max_sampling_sweeps`` allows, a new sampling window with twice
+        the thinning each time (the chains continue; the earlier windows were burn-in)."""
+        s = self.settings
+        thinning = s.thinning
+        total = s.n_samples * thinning
+        while total + s.n_samples * 2 * thinning <= s.max_sampling_sweeps:
+            table = diagnostics.convergence(self.posterior)
+            if table is None or not (table.rhat > diagnostics.RHAT_WARN).any():
+                break
+            thinning *= 2
+            logger.info("BARK: chains disagree (R-hat %.2f); sampling %d more sweeps per "
+                        "chain", table.rhat.max(), s.n_samples * thinning)
+            self.posterior = fit_posterior(
+                Xe, y, space, mcmc_settings(s), n_chains=s.n_chains, n_samples=s.n_samples,
+                thinning=thinning, burn_in=0, seed=s.seed, chains=self.chains)
+            self.chains = self.posterior.chains
+            total += s.n_samples * thinning
+        return total
 
     def _log_convergence(self, warm: bool) -> pd.DataFrame | None:
         s = self.settings
@@ -134,10 +157,11 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         bad = table[table.rhat > diagnostics.RHAT_WARN]
         if len(bad):
             logger.warning(
-                "BARK: chains have not mixed (R-hat %s > %.1f): raise %s (now %d) or "
-                "thinning (now %d)", ", ".join(f"{v} {r:.2f}" for v, r in bad.rhat.items()),
-                diagnostics.RHAT_WARN, "warm_start_burn_in" if warm else "burn_in",
-                s.warm_start_burn_in if warm else s.burn_in, s.thinning)
+                "BARK: chains have not mixed (R-hat %s > %.1f): raise max_sampling_sweeps "
+                "(now %d), thinning (now %d) or %s (now %d)",
+                ", ".join(f"{v} {r:.2f}" for v, r in bad.rhat.items()), diagnostics.RHAT_WARN,
+                s.max_sampling_sweeps, s.thinning, "warm_start_burn_in" if warm else "burn_in",
+                s.warm_start_burn_in if warm else s.burn_in)
         return table
 
     # ------------------------------------------------------------------- what it learned

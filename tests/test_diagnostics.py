@@ -187,3 +187,33 @@ def test_reloaded_sparse_surrogate_continues_like_the_original(sparse_strategy):
                                   reloaded.posterior.samples["split_prob"])
     np.testing.assert_array_equal(sur.posterior.samples["feat"],
                                   reloaded.posterior.samples["feat"])
+
+
+@pytest.mark.parametrize("cap", [0, 4 * (1 + 2 + 4 + 8 + 16 + 32 + 64)])
+def test_sampling_goes_on_while_the_chains_disagree(cap, caplog):
+    """A 4-sweep sampling window cannot show agreement; with max_sampling_sweeps the fit
+    samples again with doubled thinning until R-hat <= 1.1 or the cap: the windows add up to
+    4 (1 + 2 + 4 + ...) sweeps, the sample count stays, and the last window's chains agree
+    unless the next window would pass the cap. With the cap at 0 nothing changes."""
+    import bofire.surrogates.api as surrogates
+
+    from bofire_bark.data_models import BARKSurrogate
+
+    spec = BARKSurrogate(inputs=domain().inputs, outputs=domain().outputs, seed=3, n_trees=20,
+                         burn_in=0, thinning=1, n_chains=4, n_samples=4, split_prior="uniform",
+                         max_sampling_sweeps=cap)
+    sur = surrogates.map(spec)
+    with caplog.at_level(logging.INFO, logger="bofire_bark"):
+        sur.fit(experiments(30))
+    fit = sur.last_fit
+    assert sur.posterior.n_samples == 16
+    windows = [4 * 2**k for k in range(8)]
+    sums = np.cumsum(windows)
+    assert fit.sweeps in sums
+    k = int(np.flatnonzero(sums == fit.sweeps)[0])
+    assert sur.posterior.traces.shape[1] == windows[k]  # the traces are the last window's
+    if cap == 0:
+        assert fit.sweeps == 4 and fit.warned
+    else:
+        assert fit.sweeps > 4 and "sampling 8 more sweeps per chain" in caplog.text
+        assert not fit.warned or fit.sweeps + windows[k + 1] > cap

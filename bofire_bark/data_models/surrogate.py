@@ -41,6 +41,12 @@ class BARKSettings(BaseModel):
         int, Field(ge=0, description="Sweeps discarded when chains continue from their last "
                    "state after new data (BO iterations after the first).")
     ] = 0
+    max_sampling_sweeps: Annotated[int, Field(ge=0, description=(
+        "Adaptive continuation: while the chains disagree (an R-hat of the log marginal "
+        "likelihood or the noise variance above 1.1), sample again with twice the thinning, "
+        "the earlier sweeps serving as burn-in, until the chains agree or a new window would "
+        "take the sweeps per chain after burn-in above this many (0: off; needs ArviZ)."))
+    ] = 0
     warm_start: bool = Field(
         default=True, description="Continue the chains from their last state on a new fit.")
     likelihood: Literal["auto", "n", "leaf"] = "auto"
