@@ -1,4 +1,5 @@
-"""First use of the numba kernels: tell the user that they compile, and for how long.
+"""First use of the numba kernels: tell the user that they compile, and for how long; and a
+cache that never outlives the code it was compiled from.
 
 In a fresh environment the first fit compiles the engine's kernels and the first asks the
 optimizer's (about 40 s and 20 + 25 s measured here on a busy 2-core machine; 2 s and 1 s once
@@ -10,10 +11,12 @@ and after it how many kernels compiled in how long, from numba's own cache-miss 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import sys
 import time
+from pathlib import Path
 
 logger = logging.getLogger("bofire_bark")
 _announced: set[str] = set()
@@ -68,3 +71,44 @@ def compiling(what: str, *layers: str):
     if compiled:
         logger.info("BARK: %s compiled %d numba kernels; it took %.0f s in all", what, compiled,
                     time.perf_counter() - start)
+
+
+PACKAGE = Path(__file__).parent
+MARKER = PACKAGE / "__pycache__" / "numba_sources.sha256"
+
+
+def drop_stale_caches() -> None:
+    """Delete numba's cache files inside the package when any of its sources changed.
+
+    numba re-validates a cached kernel against its own file only: a kernel whose callee in
+    another module changed (engine.sampler's run_sweeps calling engine.priors) keeps running
+    the old callee from the cache. Caches next to the sources (an editable install, this
+    repository) are therefore keyed here on a digest of the kernels' source files. An installed
+    package's caches live in numba's user directory and are renewed by an upgrade, which
+    touches every file. Called when the engine or the optimizer package is imported.
+    """
+    if not os.access(PACKAGE, os.W_OK):
+        return
+    digest = hashlib.sha256()
+    # the kernels' modules, and kinds.py, whose constants are compiled into them
+    sources = [PACKAGE / "kinds.py", *PACKAGE.glob("engine/*.py"), *PACKAGE.glob("optimize/*.py")]
+    for path in sorted(sources):
+        digest.update(str(path.relative_to(PACKAGE)).encode())
+        digest.update(path.read_bytes())
+    current = digest.hexdigest()
+    try:
+        if MARKER.read_text() == current:
+            return
+    except OSError:
+        pass
+    removed = 0
+    for pattern in ("*.nbi", "*.nbc"):
+        for path in PACKAGE.rglob(f"__pycache__/{pattern}"):
+            with contextlib.suppress(OSError):  # another process may have removed it
+                path.unlink()
+                removed += 1
+    with contextlib.suppress(OSError):
+        MARKER.parent.mkdir(exist_ok=True)
+        MARKER.write_text(current)
+    if removed:
+        logger.info("BARK: sources changed; removed %d stale numba cache files", removed)

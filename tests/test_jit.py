@@ -49,3 +49,35 @@ def test_first_use_is_announced_then_cached(tmp_path, caplog):
         sys.modules.pop(name, None)
     assert first[0].startswith("BARK: the probe compiles numba kernels first")
     assert first[1].startswith("BARK: the probe compiled 1 numba kernels; it took")
+
+
+def test_stale_numba_caches_dropped_when_a_kernel_source_changes(tmp_path, monkeypatch):
+    """numba checks a cached kernel against its own file only; a change to any kernel module
+    (a callee elsewhere) must drop the package's cached kernels."""
+    from bofire_bark import jit
+
+    (tmp_path / "engine" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "kinds.py").write_text("CONTINUOUS = 0\n")
+    callee = tmp_path / "engine" / "priors.py"
+    callee.write_text("def f(): return 1\n")
+    (tmp_path / "benchmarks").mkdir()
+    study = tmp_path / "benchmarks" / "study.py"
+    study.write_text("x = 1\n")
+    cached = [tmp_path / "engine" / "__pycache__" / name
+              for name in ("sampler.run-1.py311.nbi", "sampler.run-1.py311.1.nbc")]
+    monkeypatch.setattr(jit, "PACKAGE", tmp_path)
+    monkeypatch.setattr(jit, "MARKER", tmp_path / "__pycache__" / "numba_sources.sha256")
+
+    def cache_present():
+        for path in cached:
+            path.write_text("compiled")
+        jit.drop_stale_caches()
+        return [p.exists() for p in cached]
+
+    assert cache_present() == [False, False]  # no marker yet: nothing vouches for the cache
+    assert cache_present() == [True, True]    # unchanged sources: the cache stays
+    study.write_text("x = 2\n")
+    assert cache_present() == [True, True]    # a study is no kernel source
+    callee.write_text("def f(): return 2\n")
+    assert cache_present() == [False, False]  # the callee changed: every kernel recompiles
+    assert cache_present() == [True, True]

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import importlib
 
+from bofire_bark.jit import drop_stale_caches
+
+drop_stale_caches()  # kernels load from the cache at their first call, after this
+
 _EXPORTS = {
     "optimize_acquisition": "optimizer",
     "AcquisitionResult": "optimizer",
