@@ -96,7 +96,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         space = self.space.engine_arrays()
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
-        sampled = 0
+        sampled, table = 0, None
         with compiling("the fit", "engine"):
             if s.prior_only:
                 seed = None if s.seed is None else s.seed + self.n_fits
@@ -113,11 +113,12 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                         burn_in=s.warm_start_burn_in if warm else s.burn_in, seed=s.seed,
                         chains=self.chains if warm else None, progress=bar.update)
                 self.chains = self.posterior.chains
-                sampled = self._continue_while_unmixed(Xe, y, space)
+                sampled, table = self._continue_while_unmixed(Xe, y, space)
         self.n_fits += 1
         seconds = time.perf_counter() - start
         logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples, seconds)
-        table = None if s.prior_only else self._log_convergence(warm)
+        if not s.prior_only:
+            self._log_convergence(warm, table)
         self.last_fit = diagnostics.FitDiagnostics(
             n_points=len(y), n_chains=0 if s.prior_only else s.n_chains,
             sweeps=0 if s.prior_only else (s.warm_start_burn_in if warm else s.burn_in)
@@ -125,15 +126,17 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
             rhat={} if table is None else table.rhat.to_dict(),
             ess_bulk={} if table is None else table.ess_bulk.to_dict())
 
-    def _continue_while_unmixed(self, Xe: np.ndarray, y: np.ndarray, space) -> int:
-        """Sweeps per chain sampled after burn-in: ``n_samples * thinning``, then, while the
+    def _continue_while_unmixed(self, Xe: np.ndarray, y: np.ndarray, space
+                                ) -> tuple[int, pd.DataFrame | None]:
+        """Sweeps per chain sampled after burn-in (``n_samples * thinning``, then, while the
         chains disagree and ``max_sampling_sweeps`` allows, a new sampling window with twice
-        the thinning each time (the chains continue; the earlier windows were burn-in)."""
+        the thinning each time: the chains continue, the earlier windows were burn-in) and
+        the convergence table of the last window."""
         s = self.settings
         thinning = s.thinning
         total = s.n_samples * thinning
+        table = diagnostics.convergence(self.posterior)
         while total + s.n_samples * 2 * thinning <= s.max_sampling_sweeps:
-            table = diagnostics.convergence(self.posterior)
             if table is None or not (table.rhat > diagnostics.RHAT_WARN).any():
                 break
             thinning *= 2
@@ -144,14 +147,14 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 thinning=thinning, burn_in=0, seed=s.seed, chains=self.chains)
             self.chains = self.posterior.chains
             total += s.n_samples * thinning
-        return total
+            table = diagnostics.convergence(self.posterior)
+        return total, table
 
-    def _log_convergence(self, warm: bool) -> pd.DataFrame | None:
+    def _log_convergence(self, warm: bool, table: pd.DataFrame | None) -> None:
         s = self.settings
-        table = diagnostics.convergence(self.posterior)
         if table is None:
             logger.info("BARK: install bofire-bark[diagnostics] (ArviZ) for R-hat and ESS")
-            return None
+            return
         logger.info("BARK chains: %s", ", ".join(
             f"{var} R-hat {row.rhat:.3f} ESS {row.ess_bulk:.0f}" for var, row in table.iterrows()))
         bad = table[table.rhat > diagnostics.RHAT_WARN]
@@ -162,7 +165,6 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 ", ".join(f"{v} {r:.2f}" for v, r in bad.rhat.items()), diagnostics.RHAT_WARN,
                 s.max_sampling_sweeps, s.thinning, "warm_start_burn_in" if warm else "burn_in",
                 s.warm_start_burn_in if warm else s.burn_in)
-        return table
 
     # ------------------------------------------------------------------- what it learned
     def feature_relevance(self) -> pd.DataFrame:
