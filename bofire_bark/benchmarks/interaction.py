@@ -221,13 +221,18 @@ UNCERTAINTY_COLUMNS = [
 KAPPA = 1.96
 
 
-def training_set(seed: int, n: int) -> pd.DataFrame:
-    """The first ``n`` of ``4 n`` random feasible points that are not the synergy pair, with
-    noisy yields (``yield``, ``valid_yield``)."""
+def points_without_pair(seed: int, n: int) -> pd.DataFrame:
+    """The first ``n`` of ``4 n`` random feasible points that are not the synergy pair."""
     X = random_points(ReactionSynergy().domain, seed, 4 * n)
     X = X[~is_pair(X)].iloc[:n].reset_index(drop=True)
     if len(X) < n:
         raise ValueError(f"only {len(X)} points without the pair for n = {n}")
+    return X
+
+
+def training_set(seed: int, n: int) -> pd.DataFrame:
+    """``points_without_pair`` with noisy yields (``yield``, ``valid_yield``)."""
+    X = points_without_pair(seed, n)
     return X.assign(**{"yield": observe(X, seed, 0), "valid_yield": 1})
 
 
@@ -404,6 +409,7 @@ def uncertainty_summary(out_dir: Path | str = DEFAULT_OUT) -> str:
 # --------------------------------------------------------------------------------------------
 
 BO_CSV = "iterations.csv"
+STARTS = ("random", "no_pair")
 INPUTS = ["solvent", "catalyst", "temperature", "residence_time", "equivalents"]
 BO_COLUMNS = [
     "config", "seed", "iteration", *INPUTS, "y", "y_true", "pair", "pair_tried", "best",
@@ -411,11 +417,13 @@ BO_COLUMNS = [
     "ask_s", "sweeps", "rhat_max", "resumes", "settings", "kappa", "code"]
 
 
-def config_name(overrides: dict | None, kappa: float = KAPPA) -> str:
+def config_name(overrides: dict | None, kappa: float = KAPPA, start: str = "random") -> str:
     """A folder name from the overrides: ``defaults``, ``split_prior=uniform``, ..."""
     parts = [f"{k}={v}" for k, v in sorted((overrides or {}).items())]
     if kappa != KAPPA:
         parts.append(f"kappa={kappa:g}")
+    if start != "random":
+        parts.append(f"start={start}")
     return ",".join(parts) or "defaults"
 
 
@@ -439,7 +447,7 @@ def _pair_state(strategy, tried: set) -> dict:
 
 def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iterations: int,
              overrides: dict | None, kappa: float, strategy_kwargs: dict,
-             common: dict) -> None:
+             common: dict, start: str = "random") -> None:
     """Run (or continue from ``rows``) one BO run, appending each new point to ``path``."""
     import bofire.strategies.api as strategies
 
@@ -453,7 +461,10 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
     base = {"config": common["config"], "seed": seed, "settings": common["settings"],
             "kappa": kappa, "code": common["code"]}
     if not rows:
-        X0 = random_points(domain, seed, n_initial)
+        # no_pair: every run has to find the pair by itself (a random start has it in about
+        # a third of the runs, 1 - (19/20)^8)
+        X0 = (random_points(domain, seed, n_initial) if start == "random"
+              else points_without_pair(seed, n_initial))
         y0, t0 = observe(X0, seed, 0), true_yield(X0)
         pair0 = is_pair(X0)
         for i in range(n_initial):
@@ -467,10 +478,10 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
     tried = set(zip(done["solvent"], done["catalyst"], strict=True))
     pair_tried = bool(done["pair"].astype(str).str.lower().isin(("true", "1")).any())
     best = float(done["best"].astype(float).iloc[-1])
-    start = int(done["iteration"].max()) + 1
-    resumes = int(pd.to_numeric(done["resumes"]).max()) + (start > 1)
+    first = int(done["iteration"].max()) + 1
+    resumes = int(pd.to_numeric(done["resumes"]).max()) + (first > 1)
     new = experiments
-    for it in range(start, n_iterations + 1):
+    for it in range(first, n_iterations + 1):
         t0 = time.perf_counter()
         strategy.tell(new)
         t1 = time.perf_counter()
@@ -496,13 +507,17 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
 def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 8,
            n_iterations: int = 20, overrides: dict | None = None, kappa: float = KAPPA,
            name: str | None = None, strategy_kwargs: dict | None = None,
-           verbose: bool = True) -> Path:
-    """Every seed of one configuration not yet finished in ``bo/<name>/iterations.csv``."""
-    name = name or config_name(overrides, kappa)
+           start: str = "random", verbose: bool = True) -> Path:
+    """Every seed of one configuration not yet finished in ``bo/<name>/iterations.csv``;
+    ``start`` "random" (the initial points as drawn) or "no_pair" (drawn without the pair)."""
+    if start not in STARTS:
+        raise ValueError(f"start {start!r}; choose from {STARTS}")
+    name = name or config_name(overrides, kappa, start)
     folder = Path(out_dir) / "bo" / name
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / BO_CSV
-    settings = describe({**(overrides or {}), **(strategy_kwargs or {})})
+    settings = describe({**(overrides or {}), **(strategy_kwargs or {}),
+                         **({} if start == "random" else {"start": start})})
     old = read_bo(path) if path.exists() else pd.DataFrame(columns=BO_COLUMNS)
     if len(old) and (set(old["settings"]) != {settings} or set(old["kappa"]) != {kappa}):
         raise SystemExit(f"{path} holds rows made with other settings; use another --name")
@@ -512,16 +527,16 @@ def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 
         rows = old[old["seed"] == seed].to_dict("records")
         if rows and max(r["iteration"] for r in rows) >= n_iterations:
             continue
-        start = time.perf_counter()
+        began = time.perf_counter()
         run_seed(seed, path, rows, n_initial, n_iterations, overrides, kappa,
-                 strategy_kwargs or {}, common)
+                 strategy_kwargs or {}, common, start)
         if verbose:
             run = read_bo(path)
             run = run[run["seed"] == seed]
             first = run.loc[run["pair"].astype(str).str.lower() == "true", "iteration"]
             print(f"{name} seed {seed}: best {run['best'].iloc[-1]:.1f}, pair "
                   + (f"first at iteration {first.min()}" if len(first) else "never tried")
-                  + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+                  + f" ({time.perf_counter() - began:.0f} s)", flush=True)
     return path
 
 
@@ -645,6 +660,8 @@ def main(argv=None) -> None:
     b.add_argument("--kappa", type=float, default=KAPPA)
     b.add_argument("--time-limit", type=float, default=None,
                    help="the strategy's search seconds per candidate (default: its own)")
+    b.add_argument("--start", default="random", choices=STARTS,
+                   help="initial points as drawn, or drawn without the synergy pair")
     b.add_argument("--name", default=None, help="folder under bo/ (default: from --set)")
     s = sub.add_parser("summary", help="uncertainty.md and bo_summary.md from the CSVs")
     s.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -656,7 +673,8 @@ def main(argv=None) -> None:
     elif args.what == "bo":
         kwargs = {} if args.time_limit is None else {"time_limit": args.time_limit}
         run_bo(args.out, range(args.first_seed, args.first_seed + args.seeds), args.initial,
-               args.iterations, dict(args.set) or None, args.kappa, args.name, kwargs)
+               args.iterations, dict(args.set) or None, args.kappa, args.name, kwargs,
+               args.start)
     else:
         out = Path(args.out)
         if (out / UNCERTAINTY_CSV).exists():

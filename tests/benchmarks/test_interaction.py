@@ -105,3 +105,11 @@ def test_kappa_to_lead():
     assert np.isclose(mean[1] + k * sd[1], mean[2] + k * sd[2])
     assert study.kappa_to_lead(mean, sd, 0) == 0.0
     assert study.kappa_to_lead(np.array([50.0, 50.0]), np.array([3.0, 3.0]), 0) == np.inf
+
+
+def test_start_without_the_pair():
+    for seed in range(3):
+        X = study.points_without_pair(seed, 8)
+        assert len(X) == 8 and not study.is_pair(X).any()
+    assert study.config_name(None, 3.0, "no_pair") == "kappa=3,start=no_pair"
+    assert study.config_name({"split_prior": "uniform"}) == "split_prior=uniform"
