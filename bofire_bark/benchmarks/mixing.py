@@ -36,11 +36,13 @@ are in the CSV, so the study can be stopped and restarted (or extended with more
         [--set burn_in=3000 ...]
     python -m bofire_bark.benchmarks.mixing summary --out results/mixing
     python -m bofire_bark.benchmarks.mixing compare --out results/mixing --variants DIR ...
+    python -m bofire_bark.benchmarks.mixing chains --benchmark Hartmann6 --n 20 [--seed 0]
 
 ``--set`` overrides surrogate settings (recorded in the ``settings`` column; one CSV holds
 one setting, so use another ``--out`` for each). ``summary`` writes ``summary.md`` and
 ``summary.csv`` next to ``fits.csv``; ``compare`` writes ``levers.md``, the study against such
-runs on the cases they share.
+runs on the cases they share; ``chains`` prints how the chains of one sparse-prior fit
+differ (concentration, likelihood, inputs of largest split probability).
 """
 
 from __future__ import annotations
@@ -457,6 +459,43 @@ def compare(out_dir: Path | str, variants: list[Path | str]) -> str:
     return text
 
 
+def chain_table(posterior, names: list[str], top: int = 3) -> pd.DataFrame:
+    """One row per chain: the concentration's median and range, the mean log marginal
+    likelihood and the inputs of largest mean split probability (sparse prior only), to see
+    how the chains differ, not only that they do."""
+    parts = diagnostics._trace_parts(posterior)
+    rows = []
+    for c in range(posterior.traces.shape[0]):
+        conc = parts["split_concentration"][c]
+        prob = parts["split_prob"][c].mean(axis=0)
+        best = np.argsort(-prob)[:top]
+        rows.append({"chain": c, "conc_median": float(np.median(conc)),
+                     "conc_min": float(conc.min()), "conc_max": float(conc.max()),
+                     "lml_mean": float(parts["log_marginal_likelihood"][c].mean()),
+                     "top_split_prob": ", ".join(f"{names[j]} {prob[j]:.2f}" for j in best)})
+    return pd.DataFrame(rows)
+
+
+def chains(bench_name: str, n: int, seed: int, overrides: dict | None = None) -> str:
+    """``chain_table`` of a first fit under the sparse prior, as markdown with its case."""
+    bench = make_benchmark(bench_name)
+    logging.getLogger("bofire_bark").setLevel(logging.ERROR)
+    sur = new_surrogate(bench, "dirichlet", seed, overrides)
+    sur.fit(point_pool(bench, seed, max(POOL, n)).iloc[:n])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rhat = chain_diagnostics(sur.posterior)
+    table = chain_table(sur.posterior, list(sur.space.keys))
+    lines = [f"{bench_name}, N = {n}, seed {seed}, sparse prior, first fit, settings "
+             f"`{describe(overrides)}`: R-hat lml {rhat['log_marginal_likelihood_rhat']:.3f}, "
+             f"concentration {rhat['split_concentration_rhat']:.3f}", "",
+             "| chain | concentration median | min | max | mean lml | largest split "
+             "probabilities |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r.chain} | {r.conc_median:.2f} | {r.conc_min:.2f} | {r.conc_max:.1f} | "
+              f"{r.lml_mean:.2f} | {r.top_split_prob} |" for r in table.itertuples()]
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
@@ -493,8 +532,16 @@ def main(argv=None) -> None:
     c.add_argument("--out", type=Path, default=DEFAULT_OUT)
     c.add_argument("--variants", nargs="+", type=Path, required=True,
                    help="folders of runs with other --set")
+    h = sub.add_parser("chains", help="per-chain concentration, likelihood and top inputs of "
+                       "one sparse-prior fit (markdown on stdout)")
+    h.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS))
+    h.add_argument("--n", type=int, required=True)
+    h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--set", nargs="+", type=_override, default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
-    if args.what == "run":
+    if args.what == "chains":
+        print(chains(args.benchmark, args.n, args.seed, dict(args.set) or None))
+    elif args.what == "run":
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         run(args.out, args.benchmarks, args.sizes, seeds, args.priors, args.fits,
             dict(args.set) or None)

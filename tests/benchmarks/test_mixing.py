@@ -108,3 +108,14 @@ def test_tiny_grid_has_the_columns_and_resumes(tmp_path, monkeypatch):
     rows = [r for r in text.splitlines() if r.startswith("| `")]
     assert len(rows) == 8 and all(" | 1 | " in r for r in rows)
     assert sum(mixing.describe(other) in r for r in rows) == 4
+
+
+def test_chain_table_shows_each_chains_concentration_and_top_inputs():
+    post = fake_posterior(0.0, 3.0)
+    d = len(post.kinds)
+    k = len(TRACE_SCALARS)
+    post.traces[1, :, k:k + d] = [0.1, 0.7, 0.2]  # chain 1 puts its weight on input b
+    table = mixing.chain_table(post, ["a", "b", "c"], top=2)
+    assert list(table["chain"]) == [0, 1, 2, 3]
+    assert table["conc_median"].iloc[0] > table["conc_median"].iloc[1:].max() + 2
+    assert table["top_split_prob"].iloc[1] == "b 0.70, c 0.20"
