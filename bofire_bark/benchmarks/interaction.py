@@ -33,10 +33,13 @@ CSV row per (configuration, seed, combination) in ``uncertainty.csv``; a rerun s
 (configuration, seed) fits already there.
 
 Measure B (``bo``): per seed, 8 random initial points (``RandomStrategy(seed=seed)``; the
-same for every configuration, so the pair may already be among them), then ``--iterations``
-(20) ``BARKStrategy`` ask(1)/tell steps with the strategy's defaults and ``--set`` overrides
-of the surrogate settings (``--kappa``, ``--time-limit`` for the strategy). One CSV row per
-evaluated point (iteration 0: the initial design) in ``bo/<config>/iterations.csv``: the
+same for every configuration, so the pair may already be among them; ``--start no_pair``
+draws them without the pair), then ``--iterations`` (20) ``BARKStrategy`` ask(1)/tell steps
+with the strategy's defaults and ``--set`` overrides of the surrogate settings (``--kappa``,
+``--time-limit`` for the strategy). ``split_prior`` and ``max_sampling_sweeps`` are always
+recorded explicitly (from the data model's defaults when not set: those defaults are being
+changed), and the folder is named after them: ``bo/<config>/iterations.csv``, one CSV row per
+evaluated point (iteration 0: the initial design): the
 point, the noisy ``y`` the strategy saw and the true ``y_true``, ``pair`` (this point is the
 synergy pair), ``pair_tried`` (so far), ``best`` (running maximum of ``y_true``), the model's
 mean, latent sd and UCB at the pair (T = 85, t = 30, e = 1.5) and at the best-UCB tried
@@ -206,11 +209,12 @@ def _rhat(fit) -> float:
 
 UNCERTAINTY_CSV = "uncertainty.csv"
 # configuration -> surrogate settings
+# every configuration names both settings: the library's defaults of them are being changed
 CONFIGS = {
-    "dirichlet": {"split_prior": "dirichlet"},
+    "dirichlet": {"split_prior": "dirichlet", "max_sampling_sweeps": 0},
     "dirichlet, sweeps 6400": {"split_prior": "dirichlet", "max_sampling_sweeps": 6400},
     "dirichlet, prior only": {"split_prior": "dirichlet", "prior_only": True},
-    "uniform": {"split_prior": "uniform"},
+    "uniform": {"split_prior": "uniform", "max_sampling_sweeps": 0},
     "uniform, sweeps 6400": {"split_prior": "uniform", "max_sampling_sweeps": 6400},
     "uniform, prior only": {"split_prior": "uniform", "prior_only": True},
 }
@@ -410,6 +414,17 @@ def uncertainty_summary(out_dir: Path | str = DEFAULT_OUT) -> str:
 
 BO_CSV = "iterations.csv"
 STARTS = ("random", "no_pair")
+# surrogate settings every run records explicitly (taken from the data model's defaults when
+# not set), so a change of those defaults cannot slip into a configuration's folder
+PINNED = ("split_prior", "max_sampling_sweeps")
+
+
+def pinned(overrides: dict | None) -> dict:
+    """``overrides`` with ``PINNED`` settings filled in from the data model's defaults."""
+    from bofire_bark.data_models import BARKSettings
+
+    fields = BARKSettings.model_fields
+    return {**{k: fields[k].default for k in PINNED}, **(overrides or {})}
 INPUTS = ["solvent", "catalyst", "temperature", "residence_time", "equivalents"]
 BO_COLUMNS = [
     "config", "seed", "iteration", *INPUTS, "y", "y_true", "pair", "pair_tried", "best",
@@ -512,6 +527,7 @@ def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 
     ``start`` "random" (the initial points as drawn) or "no_pair" (drawn without the pair)."""
     if start not in STARTS:
         raise ValueError(f"start {start!r}; choose from {STARTS}")
+    overrides = pinned(overrides)
     name = name or config_name(overrides, kappa, start)
     folder = Path(out_dir) / "bo" / name
     folder.mkdir(parents=True, exist_ok=True)

@@ -37,9 +37,11 @@ def test_optimum_is_the_synergy_pair_with_mediocre_main_effects():
 def test_tiny_bo_has_the_columns_and_resumes(tmp_path, monkeypatch):
     path = study.run_bo(tmp_path, seeds=[0], n_initial=4, n_iterations=2, overrides=TINY,
                         strategy_kwargs=FAST, verbose=False)
-    assert path == tmp_path / "bo" / study.config_name(TINY) / study.BO_CSV
+    # the folder and the settings name the split prior and sampling budget explicitly
+    assert path == tmp_path / "bo" / study.config_name(study.pinned(TINY)) / study.BO_CSV
     df = study.read_bo(path)
     assert list(df.columns) == study.BO_COLUMNS
+    assert all(f'"{k}"' in df["settings"].iloc[0] for k in study.PINNED)
     assert list(df["iteration"]) == [0, 0, 0, 0, 1, 2]
     assert np.allclose(df["best"], np.maximum.accumulate(df["y_true"]))
     assert np.allclose(df["y_true"], study.true_yield(df))
@@ -77,7 +79,7 @@ def test_tiny_bo_has_the_columns_and_resumes(tmp_path, monkeypatch):
     text = study.bo_summary(tmp_path)
     table = pd.read_csv(tmp_path / "bo_summary.csv")
     assert table["runs"].tolist() == [1] and table["iterations"].tolist() == [2]
-    assert f"| {study.config_name(TINY)} | 1 | 2 |" in text
+    assert f"| {study.config_name(study.pinned(TINY))} | 1 | 2 |" in text
 
 
 def test_uncertainty_table_compares_tried_and_untried():
