@@ -351,7 +351,10 @@ def uncertainty_table(df: pd.DataFrame) -> pd.DataFrame:
                      **med.to_dict(),
                      "ratio_latent": (sub["sd_latent_untried"] / sub["sd_latent_tried"]).median(),
                      "ratio_sample": (sub["sd_sample_untried"] / sub["sd_sample_tried"]).median(),
-                     "pair_beats_tried": int(sub["pair_beats_tried"].sum())})
+                     "pair_beats_tried": int(sub["pair_beats_tried"].sum()),
+                     "kappa_finite": int(np.isfinite(sub["kappa_lead"]).sum()),
+                     "kappa_lead_finite": sub.loc[np.isfinite(sub["kappa_lead"]),
+                                                  "kappa_lead"].median()})
     return pd.DataFrame(rows)
 
 
@@ -383,7 +386,8 @@ def uncertainty_summary(out_dir: Path | str = DEFAULT_OUT) -> str:
         "`pair rank`: the synergy pair's integrated UCB (kappa 1.96) among the 20 "
         "combinations (1 = highest); `pair > tried`: fits in which the pair's UCB beats every "
         "tried combination's; `kappa to lead`: the smallest kappa at which the pair's UCB "
-        "would be the highest of the 20 (inf: some combination is no lower in mean and sd). "
+        "would be the highest of the 20, median over fits (inf: some combination is no lower in "
+        "mean and sd), and in brackets the fits where some kappa would do and their median. "
         "Code: "
         + ", ".join(f"{c} ({k // 20} fits)" for c, k in df["code"].value_counts().items()) + ".",
         "",
@@ -401,7 +405,8 @@ def uncertainty_summary(out_dir: Path | str = DEFAULT_OUT) -> str:
             f"{r.sd_latent_pair:.2f} | {r.ratio_latent:.2f} | {r.sd_sample_tried:.2f} | "
             f"{r.sd_sample_untried:.2f} | {r.sd_sample_pair:.2f} | {r.ratio_sample:.2f} | "
             f"{r.mean_pair:.1f} | {r.mean_best_tried:.1f} | {r.ucb_rank_pair:.0f} | "
-            f"{r.pair_beats_tried} of {r.fits} | {r.kappa_lead:.1f} | {r.sweeps:.0f} | "
+            f"{r.pair_beats_tried} of {r.fits} | {r.kappa_lead:.1f} ({r.kappa_finite}: "
+            f"{r.kappa_lead_finite:.1f}) | {r.sweeps:.0f} | "
             + ("-" if pd.isna(r.rhat_max) else f"{r.rhat_max:.2f}") + f" | {r.fit_s:.1f} |")
     text = "\n".join(lines) + "\n"
     (out_dir / "uncertainty.md").write_text(text)
