@@ -146,7 +146,9 @@ def test_last_fit_diagnostics_for_a_pipeline(sparse_strategy):
     fit = sur.last_fit
     assert fit.n_points == len(sur.posterior.y) and fit.n_chains == 2
     first = sur.n_fits == 1
-    assert fit.sweeps == (300 if first else 0) + 4 * 25
+    # burn-in, then sampling windows of 4 x 25, 4 x 50, ... while the chains disagree
+    windows = np.cumsum([100 * 2**k for k in range(8)])
+    assert fit.sweeps - (300 if first else 0) in windows
     assert 0 < fit.seconds < 600
     table = diagnostics.convergence(sur.posterior)
     assert fit.rhat == pytest.approx(table.rhat.to_dict())

@@ -2,9 +2,10 @@
 one process (so the ratio does not depend on the machine's load at different times).
 
 Run: ``python -m bofire_bark.benchmarks.mixing_cost [--out results/mixing/cost.csv]
-[--set max_sampling_sweeps=6400] [--seeds 2]``. One row per (benchmark, N, prior, fit kind,
-seed, variant): wall seconds of the measured fit, sweeps per chain (``last_fit.sweeps``) and
-whether it warned; the summary prints total and median time ratios, variant over baseline.
+[--set max_sampling_sweeps=6400] [--baseline max_sampling_sweeps=0] [--seeds 2]``.
+One row per (benchmark, N, prior, fit kind, seed, variant): wall seconds of the measured
+fit, sweeps per chain (``last_fit.sweeps``) and whether it warned; the summary prints total
+and median time ratios, variant over baseline.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ def one_fit(bench, pool, n: int, prior: str, fit: str, seed: int, overrides: dic
             "warn": sur.last_fit.warned}
 
 
-def run(out: Path, overrides: dict, benchmarks, sizes, priors, fits, seeds: int) -> pd.DataFrame:
+def run(out: Path, overrides: dict, benchmarks, sizes, priors, fits, seeds: int,
+        baseline: dict | None = None) -> pd.DataFrame:
     rows = []
-    variants = {"baseline": {}, "variant": overrides}
+    variants = {"baseline": baseline or {}, "variant": overrides}
     # one fit first, untimed: kernels load from numba's cache at their first call
     bench = make_benchmark(benchmarks[0])
     one_fit(bench, point_pool(bench, 0, max(sizes)), min(sizes), priors[0], "first", 0, {})
@@ -88,7 +90,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bofire_bark.benchmarks.mixing_cost")
     parser.add_argument("--out", default=str(DEFAULT_OUT / "cost.csv"))
     parser.add_argument("--set", nargs="+", default=["max_sampling_sweeps=6400"],
-                        metavar="KEY=VALUE")
+                        metavar="KEY=VALUE", help="the variant's surrogate settings")
+    parser.add_argument("--baseline", nargs="*", default=["max_sampling_sweeps=0"],
+                        metavar="KEY=VALUE", help="the baseline's (default: no continuation)")
     parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS))
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     parser.add_argument("--priors", nargs="+", default=list(PRIORS))
@@ -96,8 +100,9 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", type=int, default=1)
     args = parser.parse_args(argv)
     overrides = dict(_override(text) for text in args.set)
+    baseline = dict(_override(text) for text in args.baseline)
     df = run(Path(args.out), overrides, args.benchmarks, args.sizes, args.priors, args.fits,
-             args.seeds)
+             args.seeds, baseline)
     print(summary(df))
 
 

@@ -8,7 +8,7 @@ from bofire_bark.benchmarks import mixing_cost
 def test_pairs_and_summary(tmp_path):
     out = tmp_path / "cost.csv"
     df = mixing_cost.run(out, {"max_sampling_sweeps": 3200}, ["Hartmann6"], [10], ["uniform"],
-                         ["first", "warm"], 1)
+                         ["first", "warm"], 1, baseline={"max_sampling_sweeps": 0})
     assert out.exists()
     assert sorted(df.variant) == ["baseline", "baseline", "variant", "variant"]
     base = df[df.variant == "baseline"]

@@ -37,7 +37,8 @@ def setup():
         CategoricalInput(key="c", categories=[f"c{i}" for i in range(70)])])
     outputs = Outputs(features=[ContinuousOutput(key="y")])
     model = BARKSurrogate(inputs=inputs, outputs=outputs, n_trees=10, n_chains=2, n_samples=2,
-                          thinning=10, burn_in=300, seed=1)
+                          thinning=10, burn_in=300, seed=1, split_prior="dirichlet",
+                          max_sampling_sweeps=0)  # the sparse prior: its arrays too
     rng = np.random.default_rng(0)
     X = inputs.sample(40, seed=2)
     y = np.sin(6 * X["x"]) + X["k"] / 4 + X["c"].str[1:].astype(int) % 3 + rng.normal(0, .1, 40)
