@@ -1,11 +1,12 @@
 """A 1-D toy: BARK's posterior samples and the integrated UCB, plotted to a PNG.
 
-Run: python examples/plot_1d.py [out.png]
+Run: python examples/plot_1d.py [out.png]   (default: out/figures/bark_1d.png)
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import matplotlib
 
@@ -15,12 +16,17 @@ import numpy as np  # noqa: E402
 
 from bofire_bark.engine import fit_posterior  # noqa: E402
 
+# git-ignored (/out/), so running the example leaves the working tree clean
+FIGURES = Path(__file__).resolve().parents[1] / "out" / "figures"
+
 
 def f(x):
     return np.sin(6 * x) + 0.5 * (x > 0.6)
 
 
-def main(out: str = "bark_1d.png", kappa: float = 1.96) -> None:
+def main(out: str | None = None, kappa: float = 1.96) -> None:
+    out = Path(out) if out else FIGURES / "bark_1d.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     x = np.sort(rng.uniform(0.0, 1.0, 12))
     y = f(x) + 0.05 * rng.normal(size=len(x))
