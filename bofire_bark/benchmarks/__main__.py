@@ -9,7 +9,8 @@ hypervolume plot and table (``mo.py``); ``split-prior {regression,bo,report}``: 
 against the sparse Dirichlet split prior (``split_prior.py``); ``all``: regression, bo and
 plots in turn.
 ``--small`` is a spot check that finishes in minutes (reduced MCMC budgets, fewer splits,
-benchmarks, seeds and iterations) and writes to separate files, leaving the full results alone.
+benchmarks, seeds and iterations) and writes under the git-ignored ``out/small/``, leaving the
+tracked ``results/`` alone.
 """
 
 from __future__ import annotations

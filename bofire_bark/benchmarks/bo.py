@@ -41,7 +41,8 @@ same code scales out with ``joblib.parallel_backend("dask")`` or ``("ray")``.
         [--solver scip]
 
 ``results/bo/runs`` was made with these defaults (the SCIP MIP, 10 s) and
-``results/bo/runs_tl30`` with ``--time-limit 30 --runs runs_tl30``.
+``results/bo/runs_tl30`` with ``--time-limit 30 --runs runs_tl30``. ``--small`` writes to
+``out/small/bo/runs_small`` (git-ignored) unless ``--out-dir`` says otherwise.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ from bofire_bark.benchmarks.functions import BENCHMARKS, make_benchmark
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "results" / "bo"
+# --small's default: outside the tracked results/ (/out/ is git-ignored), so a spot check
+# never rewrites the published runs
+SMALL_OUT = REPO / "out" / "small" / "bo"
 METHODS = ("BARK", "Sobo", "Random", "Entmoot")
 # The order the study runs them in (mixed spaces first, as in the paper's main figures).
 STUDY_BENCHMARKS = ("TreeFunctionCat", "DiscreteAckley", "PestControl", "MixedConstrained",
@@ -366,7 +370,7 @@ def small_config(out_dir: Path) -> BOConfig:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--small", action="store_true",
                         help="2 benchmarks, 2 seeds, 5 iterations, BARK with a reduced MCMC "
-                        "budget and a 10 s MIP limit (written to runs_small/)")
+                        "budget and a 10 s MIP limit (written to out/small/bo/runs_small/)")
     parser.add_argument("--benchmarks", nargs="+", choices=sorted(BENCHMARKS), default=None)
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..k-1")
@@ -375,7 +379,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-limit", type=float, default=10.0,
                         help="seconds per MIP solve (BARK and Entmoot)")
     parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out-dir", type=Path, default=None,
+                        help="default results/bo; with --small out/small/bo")
     parser.add_argument("--runs", default="runs",
                         help="runs subfolder of --out-dir (runs_tl30 holds the 30 s study)")
     parser.add_argument("--solver", default="scip",
@@ -383,14 +388,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "the grid branch-and-bound, see bo_rerun)")
 
 
+def out_dir_from_args(args) -> Path:
+    """``--out-dir`` if given, else ``results/bo`` (``out/small/bo`` with ``--small``)."""
+    if args.out_dir is not None:
+        return Path(args.out_dir)
+    return SMALL_OUT if args.small else DEFAULT_OUT
+
+
 def config_from_args(args) -> tuple[BOConfig, list[str], list[int]]:
+    out_dir = out_dir_from_args(args)
     if args.small:
-        cfg = small_config(args.out_dir)
+        cfg = small_config(out_dir)
         benches = list(args.benchmarks or SMALL_BENCHMARKS)
         seeds = list(range(args.first_seed, args.first_seed + min(args.seeds, 2)))
         return cfg, benches, seeds
     cfg = BOConfig(n_iterations=args.iterations, time_limit=args.time_limit,
-                   out_dir=args.out_dir, runs=args.runs, solver=args.solver)
+                   out_dir=out_dir, runs=args.runs, solver=args.solver)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     return cfg, list(args.benchmarks or STUDY_BENCHMARKS), seeds
 

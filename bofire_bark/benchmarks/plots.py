@@ -21,6 +21,7 @@ runs in progress are named in the summary's note column.
   next to the same seeds with the study's limit (does the MIP time limit matter?).
 
     python -m bofire_bark.benchmarks plots [--small] [--out-dir results/bo]
+        # --small reads and writes out/small/bo, where ``bo --small`` puts its runs
         [--bark-runs results/bo_grid/runs ...]   # BARK from reruns (per benchmark the last
                                                  # folder with it), the study's as BARK-SCIP
 """
@@ -39,6 +40,7 @@ from bofire_bark.benchmarks.bo import (
     METHODS,
     STUDY_BENCHMARKS,
     beat_start,
+    out_dir_from_args,
     read_run,
 )
 from bofire_bark.benchmarks.functions import make_benchmark
@@ -444,7 +446,8 @@ def update_readme(out_dir: Path) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--small", action="store_true", help="plot the --small runs")
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out-dir", type=Path, default=None,
+                        help="default results/bo; with --small out/small/bo")
     parser.add_argument("--bark-runs", type=Path, nargs="+", default=None,
                         help="BARK's runs from these runs folders (reruns with the current "
                         "acquisition; per benchmark the last folder that has it); the "
@@ -452,11 +455,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args) -> None:
+    out_dir = out_dir_from_args(args)  # the same folder bo's --small wrote to
     if args.small:
-        print(make_all(args.out_dir, "runs_small", "_small"))
+        print(make_all(out_dir, "runs_small", "_small"))
     else:
-        print(make_all(args.out_dir, bark_runs=args.bark_runs))
-        update_readme(args.out_dir)
+        print(make_all(out_dir, bark_runs=args.bark_runs))
+        update_readme(out_dir)
 
 
 def main(argv=None) -> None:

@@ -14,7 +14,8 @@ Fit time is the wall time of ``fit_posterior`` (BARK) or ``surrogate.fit`` (GP).
 
 Run: ``python -m bofire_bark.benchmarks regression [--small] [--splits 20] [--data-dir D]``.
 Per-split rows go to ``results/regression/regression.csv`` (a rerun skips the rows that are
-there, so an interrupted run resumes), the summary to ``results/regression/summary.md``.
+there, so an interrupted run resumes), the summary to ``results/regression/summary.md``;
+``--small`` writes ``regression_small.csv`` and ``summary_small.md`` to ``out/small/regression``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from scipy.special import logsumexp
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA_DIR = REPO.parent / "shared" / "data" / "uci"
 DEFAULT_OUT = REPO / "results" / "regression"
+# --small's default: outside the tracked results/ (/out/ is git-ignored), so a spot check
+# never touches the published table
+SMALL_OUT = REPO / "out" / "small" / "regression"
 
 # The paper's table (mean over 20 splits): NLPD, MSE.
 PAPER = {
@@ -303,13 +307,22 @@ def main(argv=None) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--small", action="store_true",
                         help="2 splits of auto-mpg and concrete, BARK with a reduced MCMC "
-                        "budget, written to regression_small.csv")
+                        "budget, written to out/small/regression/regression_small.csv")
     parser.add_argument("--splits", type=int, default=20)
     parser.add_argument("--datasets", nargs="+", default=list(PAPER), choices=list(PAPER))
     parser.add_argument("--models", nargs="+", default=["BARK", "GP"], choices=["BARK", "GP"])
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out-dir", type=Path, default=None,
+                        help="default results/regression; with --small out/small/regression")
     parser.add_argument("--threads", type=int, default=1, help="threads for BARK's chains")
+
+
+def out_dir_from_args(args) -> Path:
+    """``--out-dir`` if given, else ``results/regression`` (``out/small/regression`` with
+    ``--small``)."""
+    if args.out_dir is not None:
+        return Path(args.out_dir)
+    return SMALL_OUT if args.small else DEFAULT_OUT
 
 
 def run_from_args(args) -> None:
@@ -325,10 +338,10 @@ def run_from_args(args) -> None:
         csv_name, summary_name = "regression_small.csv", "summary_small.md"
         datasets = [d for d in datasets if d in ("auto-mpg", "concrete")] or datasets[:1]
         splits = min(splits, 2)
-    results = run(datasets, splits, args.models, args.data_dir, args.out_dir, budget,
-                  csv_name)
+    out_dir = out_dir_from_args(args)
+    results = run(datasets, splits, args.models, args.data_dir, out_dir, budget, csv_name)
     text = summarize(results, args.data_dir)
-    (Path(args.out_dir) / summary_name).write_text(text)
+    (out_dir / summary_name).write_text(text)
     print(text)
 
 
