@@ -61,7 +61,6 @@ burn-in; ``resumes`` counts the restarts).
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import math
 import time
@@ -82,7 +81,7 @@ from bofire.data_models.features.api import (
 from bofire.data_models.objectives.api import MaximizeObjective
 
 from bofire_bark.benchmarks.bo import to_bounds
-from bofire_bark.benchmarks.mixing import _override, code_version, describe
+from bofire_bark.benchmarks.mixing import _override, append_rows, code_version, describe
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "results" / "interaction"
@@ -180,15 +179,6 @@ def combo_summary(posterior, space, X: pd.DataFrame, kappa: float) -> pd.DataFra
         "mean": pred["mean"], "sd": np.sqrt(pred["var"]),
         "sd_latent": np.sqrt(pred["var_latent"]), "sd_sample": sample_sd.mean(axis=0),
         "ucb": (pred["sample_mean"] + kappa * sample_sd).mean(axis=0)}, index=X.index)
-
-
-def _append(path: Path, rows: list[dict], columns: list[str]) -> None:
-    new = not path.exists()
-    with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
 
 
 def _quiet() -> None:
@@ -299,7 +289,7 @@ def run_uncertainty(out_dir: Path | str = DEFAULT_OUT, seeds=range(8), n_points:
             rows = uncertainty_case(config, seed, data, overrides)
             for r in rows:
                 r.update(settings=settings, code=code)
-            _append(path, rows, UNCERTAINTY_COLUMNS)
+            append_rows(path, rows, UNCERTAINTY_COLUMNS)
             added += 1
             if verbose:
                 df = pd.DataFrame(rows)
@@ -492,7 +482,7 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
                          "y_true": t0[i], "pair": pair0[i],
                          "pair_tried": bool(pair0[: i + 1].any()),
                          "best": t0[: i + 1].max(), "resumes": 0})
-        _append(path, rows, BO_COLUMNS)
+        append_rows(path, rows, BO_COLUMNS)
     done = pd.DataFrame(rows)
     experiments = done[INPUTS].assign(**{"yield": done["y"].astype(float), "valid_yield": 1})
     tried = set(zip(done["solvent"], done["catalyst"], strict=True))
@@ -519,7 +509,7 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
                "pred_sd": float(cand["yield_sd"].iloc[0]), **state, "fit_s": t1 - t0,
                "ask_s": t2 - t1, "sweeps": fit.sweeps if fit else math.nan,
                "rhat_max": _rhat(fit), "resumes": resumes}
-        _append(path, [row], BO_COLUMNS)
+        append_rows(path, [row], BO_COLUMNS)
         tried.add((X["solvent"].iloc[0], X["catalyst"].iloc[0]))
         new = X.assign(**{"yield": y, "valid_yield": 1})
 

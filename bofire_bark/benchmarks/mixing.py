@@ -209,13 +209,15 @@ def read_fits(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"code": str, "settings": str})
 
 
-def _append(path: Path, row: dict) -> None:
+def append_rows(path: Path, rows: list[dict], columns: list[str]) -> None:
+    """Rows appended to a study's CSV as they finish (with the header when it is new), so
+    an interrupted study resumes from it."""
     new = not path.exists()
     with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=columns)
         if new:
             writer.writeheader()
-        writer.writerow(row)
+        writer.writerows(rows)
 
 
 def run(out_dir: Path | str = DEFAULT_OUT, benchmarks=tuple(BENCHMARKS), sizes=SIZES,
@@ -254,7 +256,7 @@ def run(out_dir: Path | str = DEFAULT_OUT, benchmarks=tuple(BENCHMARKS), sizes=S
             for n, fit, prior in todo:
                 row = run_case(name, n, prior, fit, seed, overrides, bench, pool)
                 row.update(settings=settings, code=code)
-                _append(path, row)
+                append_rows(path, [row], COLUMNS)
                 added += 1
                 if verbose:
                     print(f"{name:19s} N {n:3d} {prior:9s} {fit:5s} seed {seed}: "
