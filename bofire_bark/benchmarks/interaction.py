@@ -81,7 +81,7 @@ from bofire.data_models.features.api import (
 from bofire.data_models.objectives.api import MaximizeObjective
 
 from bofire_bark.benchmarks.bo import to_bounds
-from bofire_bark.benchmarks.mixing import _override, append_rows, code_version, describe
+from bofire_bark.benchmarks.mixing import _override, append_rows, code_version, describe, read_fits
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "results" / "interaction"
@@ -272,7 +272,7 @@ def run_uncertainty(out_dir: Path | str = DEFAULT_OUT, seeds=range(8), n_points:
     settings = describe(overrides)
     done = set()
     if path.exists():
-        old = pd.read_csv(path, dtype={"code": str, "settings": str})
+        old = read_fits(path)
         other = set(old["settings"]) - {settings}
         if other or set(old["n_points"]) != {n_points}:
             raise SystemExit(f"{path} holds rows made with other settings or sizes; use "
@@ -350,7 +350,7 @@ def uncertainty_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def uncertainty_summary(out_dir: Path | str = DEFAULT_OUT) -> str:
     out_dir = Path(out_dir)
-    df = pd.read_csv(out_dir / UNCERTAINTY_CSV, dtype={"code": str, "settings": str})
+    df = read_fits(out_dir / UNCERTAINTY_CSV)
     for col in ("tried", "synergy"):
         df[col] = df[col].astype(str).str.lower().isin(("true", "1"))
     order = [c for c in CONFIGS if c in set(df["config"])]
