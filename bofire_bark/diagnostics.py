@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from bofire_bark.engine import Posterior
+from bofire_bark.engine.forest import split_variable_of
 from bofire_bark.engine.sampler import TRACE_SCALARS
 
 RHAT_WARN = 1.1  # the usual threshold (Gelman et al.); Vehtari et al. 2021 suggest 1.01
@@ -43,7 +44,7 @@ def _arviz():
 def _trace_parts(posterior: Posterior) -> dict[str, np.ndarray]:
     """The traces split by quantity, (chains, draws[, inputs]), in the user's units."""
     tr = posterior.traces
-    d = len(posterior.kinds)
+    d = len(posterior.space.var_col)
     k = len(TRACE_SCALARS)
     n = len(posterior.y)
     loglik = tr[..., TRACE_SCALARS.index("log_likelihood")]
@@ -61,17 +62,21 @@ def _trace_parts(posterior: Posterior) -> dict[str, np.ndarray]:
 
 
 def _sample_shares(posterior: Posterior) -> np.ndarray:
-    """(S, D) share of each sample's splits on each feature (NaN for a forest of stumps)."""
-    feat = posterior.samples["feat"].reshape(posterior.n_samples, -1)
-    d = len(posterior.kinds)
-    counts = np.stack([(feat == j).sum(axis=1) for j in range(d)], axis=1).astype(float)
+    """(S, V) share of each sample's splits on each split variable (NaN for a forest of
+    stumps)."""
+    var = split_variable_of(posterior.space, posterior.samples["feat"],
+                            posterior.samples["thr"]).reshape(posterior.n_samples, -1)
+    d = len(posterior.space.var_col)
+    counts = np.stack([(var == v).sum(axis=1) for v in range(d)], axis=1).astype(float)
     total = counts.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, counts / total, np.nan)
 
 
 def feature_relevance(posterior: Posterior, names: list[str]) -> pd.DataFrame:
-    """One row per input (index ``input``), most relevant first.
+    """One row per input (index ``input``), most relevant first; an input split by its
+    descriptors has one row per descriptor (``names``: one per split variable, see
+    ``SplitSpace.split_variable_names``).
 
     Columns: ``split_prob`` (posterior mean of the input's split probability under the sparse
     prior) with its 90 % interval ``split_prob_q05`` / ``split_prob_q95``, NaN under the
@@ -80,7 +85,7 @@ def feature_relevance(posterior: Posterior, names: list[str]) -> pd.DataFrame:
     Draws: every sweep after burn-in of every chain (the kept samples for a prior-only fit).
     Sorted by ``split_prob`` under the sparse prior, else by ``split_share``.
     """
-    d = len(posterior.kinds)
+    d = len(posterior.space.var_col)
     if posterior.traces is not None:
         parts = _trace_parts(posterior)
         share = parts["split_share"].reshape(-1, d)

@@ -58,7 +58,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
 
     def __init__(self, data_model: DataModel, **kwargs):
         self.settings = data_model
-        self.space = SplitSpace.from_inputs(data_model.inputs)
+        self.space = SplitSpace.from_inputs(data_model.inputs, data_model.categorical_encodings,
+                                            data_model.descriptor_subset_splits)
         self.posterior: Posterior | None = None
         self.chains: list[Chain] | None = None
         self.n_fits = 0
@@ -93,7 +94,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 f"output '{key}' has a non-finite value ({y[bad[0]]}) in row {Y.index[bad[0]]!r}"
                 f" ({len(bad)} such rows): BARK needs finite measurements (a failed experiment "
                 f"is marked with valid_{key} = 0)")
-        space = self.space.engine_arrays()
+        space = self.space.engine_space()
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
         sampled, table = 0, None
@@ -175,11 +176,12 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         the uniform prior) and ``split_share`` (posterior mean share of the forest's splits on
         the input, with its 90 % interval), over every sweep after burn-in.
         """
-        return diagnostics.feature_relevance(self._fitted(), list(self.space.keys))
+        return diagnostics.feature_relevance(self._fitted(), self.space.split_variable_names())
 
     def to_inference_data(self):
         """The MCMC traces as an ArviZ ``InferenceData`` (``az.rhat``, ``az.plot_trace``...)."""
-        return diagnostics.to_inference_data(self._fitted(), list(self.space.keys))
+        return diagnostics.to_inference_data(self._fitted(),
+                                             self.space.split_variable_names())
 
     def _fitted(self) -> Posterior:
         if self.posterior is None:
@@ -202,5 +204,5 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         n_samples = s.total_samples if s.prior_only else s.n_samples
         n_chains = 1 if s.prior_only else s.n_chains
         self.posterior, self.n_fits = store.loads(
-            data, self.space.engine_arrays(), mcmc_settings(s), n_chains, n_samples)
+            data, self.space.engine_space(), mcmc_settings(s), n_chains, n_samples)
         self.chains = self.posterior.chains or None

@@ -12,7 +12,7 @@ import pytest
 from bofire.data_models.constraints.api import InterpointEqualityConstraint
 from bofire.data_models.domain.api import Constraints, Domain, Inputs, Outputs
 from bofire.data_models.features.api import (
-    CategoricalMolecularInput,
+    ContinuousMolecularInput,
     ContinuousInput,
     ContinuousOutput,
 )
@@ -138,10 +138,11 @@ def test_unsupported_constraint_named():
 def test_unsupported_feature_named():
     d = Domain(
         inputs=Inputs(features=[ContinuousInput(key="x", bounds=(0, 1)),
-                                CategoricalMolecularInput(key="mol", categories=["CC", "CCO"])]),
+                                ContinuousMolecularInput(key="mol", bounds=(0, 1),
+                                                         molecule="CCO")]),
         outputs=Outputs(features=[ContinuousOutput(key="y")]),
     )
-    with pytest.raises(ValidationError, match="CategoricalMolecularInput"):
+    with pytest.raises(ValidationError, match="ContinuousMolecularInput"):
         BARKStrategy(domain=d)
 
 

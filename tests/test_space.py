@@ -11,7 +11,6 @@ from bofire.data_models.domain.api import Domain, Inputs, Outputs
 from bofire.data_models.features.api import (
     CategoricalDescriptorInput,
     CategoricalInput,
-    CategoricalMolecularInput,
     CategoricalTaskInput,
     ContinuousDescriptorInput,
     ContinuousInput,
@@ -241,12 +240,13 @@ def test_unsupported_task_input_is_refused() -> None:
         assert isinstance(info.value, ValueError)
 
 
-def test_unsupported_molecular_inputs_are_refused() -> None:
+def test_continuous_molecular_inputs_are_refused() -> None:
+    """(Categorical molecular inputs are split by their fingerprints:
+    tests/test_molecular_inputs.py.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             molecular = [
-                CategoricalMolecularInput(key="mol_cat", categories=["CC", "CCO"]),
                 ContinuousMolecularInput(key="mol_cont", bounds=(0.0, 1.0), molecule="CCO"),
             ]
         except Exception as err:  # pragma: no cover - depends on the cheminformatics stack

@@ -110,12 +110,11 @@ class TreeFunction(Benchmark):
         from bofire_bark.space import SplitSpace
 
         self._space = SplitSpace.from_inputs(self.domain.inputs)
-        kinds, lower, upper, n_values = self._space.engine_arrays()
+        space = self._space.engine_arrays()
         # capacity 64 to start: the leaf values below are drawn per node slot
-        forest = draw_prior_forest(seed_states(seed, 1)[0], kinds, lower, upper, n_values, m,
-                                   alpha, beta, capacity=64)
+        forest = draw_prior_forest(seed_states(seed, 1)[0], space, m, alpha, beta, capacity=64)
         self._forest = forest
-        self._kinds = kinds
+        self._kinds = space[0]
         # leaf values: one N(0, 1/m) per node slot (only leaves are ever read)
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
         self._leaf_values = rng.normal(0.0, 1.0 / math.sqrt(m), size=forest["feat"].shape)

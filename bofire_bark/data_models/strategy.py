@@ -34,6 +34,7 @@ from bofire_bark.optimize.supported import (
     SCALARIZATIONS,
     SUPPORTED_CONSTRAINTS,
 )
+from bofire_bark.space.split_space import check_encodings
 
 
 class BARKStrategy(PredictiveStrategy):
@@ -142,6 +143,13 @@ class BARKStrategy(PredictiveStrategy):
                     f"constraint {i} (NonlinearEqualityConstraint): several objectives, "
                     "CloseToTarget objectives and output limits are optimized by the grid "
                     "search, which cannot hold a nonlinear equality")
+        return self
+
+    @model_validator(mode="after")
+    def validate_categorical_encodings(self):
+        """The surrogate settings' encodings name categorical inputs that can take them."""
+        self.surrogate_specs.categorical_encodings.update(check_encodings(
+            self.domain.inputs, self.surrogate_specs.categorical_encodings))
         return self
 
     @field_validator("domain")

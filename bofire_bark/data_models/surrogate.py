@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from bofire.data_models.base import BaseModel
+from bofire.data_models.enum import CategoricalEncodingEnum
 from bofire.data_models.features.api import (
     AnyOutput,
     ContinuousOutput,
 )
+from bofire.data_models.molfeatures.api import AnyMolFeatures
 from bofire.data_models.surrogates.surrogate import Surrogate
 from pydantic import Field, field_validator, model_validator
 
-from bofire_bark.space.split_space import SUPPORTED_INPUTS
+from bofire_bark.space.split_space import SUPPORTED_INPUTS, check_encodings
 
 
 class BARKSettings(BaseModel):
@@ -66,6 +68,23 @@ class BARKSettings(BaseModel):
             "concentrates on the inputs that matter (see feature_relevance()); its chains "
             "mix slowly on small data (see max_sampling_sweeps). 'uniform': equal weight for "
             "every feature that can split the node (the paper's)."))
+    categorical_encodings: dict[str, CategoricalEncodingEnum | AnyMolFeatures] = Field(
+        default_factory=dict, description=(
+            "How each categorical input splits, by key (BoFire's field of the same name): "
+            "DESCRIPTOR (the default for a CategoricalDescriptorInput, as in BoFire's GP "
+            "surrogates) cuts the categories by one descriptor's value at a time, so a "
+            "category never tried is predicted from those with similar descriptors; a "
+            "molecular featurizer (Fingerprints() by default for a CategoricalMolecularInput, "
+            "as in BoFire's GP surrogates; Fragments, FingerprintsFragments, "
+            "MordredDescriptors, CompositeMolFeatures; needs the [chem] extra) computes the "
+            "descriptors from each SMILES once; ONE_HOT (the default for a "
+            "CategoricalInput; ORDINAL and DUMMY mean the same here) splits by any subset of "
+            "the categories, reading them as labels."))
+    descriptor_subset_splits: bool = Field(
+        default=False, description=(
+            "Inputs split by descriptors may also split by subsets of their categories "
+            "(one more split variable beside the descriptors), for effects the "
+            "descriptors do not explain."))
     prior_only: bool = Field(
         default=False, description="Draw forests from the prior without MCMC (BARKPrior).")
     seed: Annotated[int, Field(ge=0)] | None = None
@@ -101,4 +120,6 @@ class BARKSurrogate(BARKSettings, Surrogate):
                     f"BARKSurrogate cannot use input '{feature.key}' of type "
                     f"{type(feature).__name__}; supported: "
                     f"{', '.join(t.__name__ for t in SUPPORTED_INPUTS)}")
+        self.categorical_encodings.update(check_encodings(self.inputs,
+                                                          self.categorical_encodings))
         return self

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from bofire_bark.engine.forest import CATEGORICAL, CONTINUOUS, DISCRETE
+from bofire_bark.engine.forest import (
+    CATEGORICAL,
+    CONTINUOUS,
+    DISCRETE,
+    Space,
+    split_variables,
+)
 
 
-def check_space(space) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(kinds, lower, upper, n_values)``, each (D,), as the kernels expect them."""
+def check_space(space) -> Space:
+    """The split ``Space`` as the kernels expect it, from a ``Space`` or the four arrays
+    ``(kinds, lower, upper, n_values)`` (every feature then splits by its own rules)."""
     try:
-        kinds, lower, upper, n_values = space
+        kinds, lower, upper, n_values = space[:4]
     except (TypeError, ValueError) as err:
         raise ValueError("space must be the 4 arrays (kinds, lower, upper, n_values) of "
-                         "SplitSpace.engine_arrays()") from err
+                         "SplitSpace.engine_arrays() or a Space") from err
     arrays = []
     for name, a, dtype in (("kinds", kinds, np.int64), ("lower", lower, np.float64),
                            ("upper", upper, np.float64), ("n_values", n_values, np.int64)):
@@ -43,13 +50,51 @@ def check_space(space) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
                          "continuous features")
     if (n_values[~cont] < 1).any():
         raise ValueError("space n_values must be >= 1 for discrete and categorical features")
-    return kinds, lower, upper, n_values
+    if not isinstance(space, Space):
+        return split_variables(kinds, lower, upper, n_values)
+    _check_variables(space, d)
+    return Space(kinds, lower, upper, n_values, *(np.ascontiguousarray(a) for a in space[4:]))
+
+
+def _check_variables(space: Space, d: int) -> None:
+    """The split variables index within the space (kernels do not check)."""
+    var_col, var_desc, rank, order, var_start = space[4:]
+    n_vars = len(var_col)
+    ok = (var_col.dtype == var_desc.dtype == rank.dtype == order.dtype == var_start.dtype
+          == np.int64 and var_col.shape == var_desc.shape == (n_vars,) and n_vars >= d
+          and var_start.shape == (d + 1,) and rank.ndim == order.ndim == 2
+          and rank.shape == order.shape and rank.shape[0] == n_vars)
+    if ok:
+        ok = (var_start[0] == 0 and var_start[-1] == n_vars and (np.diff(var_start) >= 1).all()
+              and (var_col == np.repeat(np.arange(d), np.diff(var_start))).all())
+    for j in range(d) if ok else ():
+        desc = var_desc[var_start[j]:var_start[j + 1]]
+        first = int(desc[0])
+        ok = (first in (-1, 0) and (desc == np.arange(first, first + len(desc))).all()
+              and (space.kinds[j] == CATEGORICAL or len(desc) == 1 and first == -1))
+        if not ok:
+            break
+    if ok:
+        width = rank.shape[1]
+        for v in np.flatnonzero(var_desc >= 0):
+            k = int(space.n_values[var_col[v]])
+            if space.kinds[var_col[v]] != CATEGORICAL or k > width:
+                ok = False
+                break
+            row = rank[v, :k]
+            if (row < 0).any() or not np.array_equal(np.sort(order[v, :k]), np.arange(k)) \
+                    or (np.diff(row[order[v, :k]]) < 0).any():
+                ok = False
+                break
+    if not ok:
+        raise ValueError("space split variables are inconsistent (build them with "
+                         "engine.forest.split_variables)")
 
 
 def check_X(X, space, name: str = "X", allow_empty: bool = False) -> np.ndarray:
     """Encoded inputs (N, D), finite, discrete indices and category codes whole numbers in
     0 .. n_values - 1; N >= 1 unless ``allow_empty`` (prediction at no points is no error)."""
-    kinds, _, _, n_values = space
+    kinds, n_values = space[0], space[3]
     try:
         X = np.array(X, dtype=np.float64, order="C")
     except (TypeError, ValueError) as err:

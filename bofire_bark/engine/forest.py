@@ -14,7 +14,8 @@ Layout of one forest of ``m`` trees with node capacity ``C`` (node 0 is each tre
 A sample of the posterior is a forest plus its noise variance; arrays of samples carry a
 leading sample axis. Split spaces come from ``bofire_bark.space`` as ``kinds``, ``lower``,
 ``upper`` and ``n_values`` (continuous 0, discrete 1, categorical 2; discrete and categorical
-features are encoded as integer indices).
+features are encoded as integer indices), with the split variables of ``Space`` (a
+categorical feature with descriptors may split by a descriptor's value).
 
 Python code keeps a forest as a dict of these arrays (``FOREST_KEYS``); numba kernels take it
 as a ``Forest`` named tuple. Named tuples of arrays are plain tuples to numba: attribute access
@@ -63,14 +64,98 @@ class Forest(NamedTuple):
 
 
 class Space(NamedTuple):
-    """The split space of ``D`` features: kinds (D,) int64 (continuous 0, discrete 1,
-    categorical 2), lower and upper (D,) float64 bounds (value indices for discrete and
-    categorical features), n_values (D,) int64 (number of values; 0 for continuous)."""
+    """The split space of ``D`` features and the ``V`` split variables its rules draw from.
+
+    kinds (D,) int64 (continuous 0, discrete 1, categorical 2), lower and upper (D,) float64
+    bounds (value indices for discrete and categorical features), n_values (D,) int64 (number
+    of values; 0 for continuous).
+
+    Split variables (``split_variables`` builds them): variable ``v`` splits column
+    ``var_col[v]``; ``var_desc[v]`` is -1 for the column's own rules (a threshold, a cut
+    between values, a subset of categories) and k >= 0 for descriptor k of a categorical
+    column, whose rules cut the categories by that descriptor's value. ``rank`` (V, K) int64
+    holds a descriptor variable's dense rank of each category's value (equal values share a
+    rank), ``order`` (V, K) int64 the categories sorted by it; K the widest categorical column
+    (rows of other variables unused). A column's variables are ``var_start[j] ..
+    var_start[j + 1] - 1`` (var_start (D + 1,) int64), its own rules (if any) first. A split on
+    a categorical column stores ``1 + var_desc[v]`` as its threshold, so the variable that
+    drew it is known (see ``var_of``).
+    """
 
     kinds: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
     n_values: np.ndarray
+    var_col: np.ndarray
+    var_desc: np.ndarray
+    rank: np.ndarray
+    order: np.ndarray
+    var_start: np.ndarray
+
+
+def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
+    """The ``Space`` of four (D,) arrays with its split variables.
+
+    ``descriptors``: None (every column splits by its own rules), or one entry per column:
+    None for the column's own rules only, or ``(table, labels)`` for a categorical column with
+    descriptors: ``table`` (n_values[j], n_desc) float64, one descriptor per column (each
+    must take at least two values), ``labels`` whether subset rules stay available beside
+    the descriptor rules.
+    """
+    kinds = np.ascontiguousarray(kinds, dtype=np.int64)
+    d = len(kinds)
+    descriptors = [None] * d if descriptors is None else list(descriptors)
+    if len(descriptors) != d:
+        raise ValueError(f"descriptors must have one entry per feature ({d}), got "
+                         f"{len(descriptors)}")
+    var_col, var_desc, ranks = [], [], []
+    var_start = [0]
+    for j in range(d):
+        entry = descriptors[j]
+        if entry is None:
+            var_col.append(j)
+            var_desc.append(-1)
+            ranks.append(None)
+        else:
+            table, labels = entry
+            table = np.asarray(table, dtype=np.float64)
+            if kinds[j] != CATEGORICAL or table.ndim != 2 or table.shape[0] != n_values[j]:
+                raise ValueError(f"descriptors of feature {j} must be a (n_categories, n) "
+                                 f"table of a categorical feature, got shape {table.shape}")
+            if not np.isfinite(table).all():
+                raise ValueError(f"descriptors of feature {j} have a NaN or infinite value")
+            if labels:
+                var_col.append(j)
+                var_desc.append(-1)
+                ranks.append(None)
+            for k in range(table.shape[1]):
+                values, rank = np.unique(table[:, k], return_inverse=True)
+                if len(values) < 2:
+                    raise ValueError(f"descriptor {k} of feature {j} is constant")
+                var_col.append(j)
+                var_desc.append(k)
+                ranks.append(rank.reshape(-1))
+        var_start.append(len(var_col))
+    n_vars = len(var_col)
+    width = max([len(r) for r in ranks if r is not None], default=1)
+    rank = np.zeros((n_vars, width), dtype=np.int64)
+    order = np.zeros((n_vars, width), dtype=np.int64)
+    for v, r in enumerate(ranks):
+        if r is not None:
+            rank[v, :len(r)] = r
+            order[v, :len(r)] = np.argsort(r, kind="stable")
+    return Space(kinds, np.ascontiguousarray(lower, dtype=np.float64),
+                 np.ascontiguousarray(upper, dtype=np.float64),
+                 np.ascontiguousarray(n_values, dtype=np.int64),
+                 np.asarray(var_col, dtype=np.int64), np.asarray(var_desc, dtype=np.int64),
+                 rank, order, np.asarray(var_start, dtype=np.int64))
+
+
+def as_space(space) -> Space:
+    """A ``Space`` from a ``Space`` or the four arrays (kinds, lower, upper, n_values)."""
+    if isinstance(space, Space):
+        return space
+    return split_variables(*space)
 
 
 class Subspace(NamedTuple):
@@ -219,13 +304,53 @@ def can_split(kind, lo, hi, cat_words):
 
 
 @njit(cache=True, nogil=True)
-def n_splittable(kinds, sub):
-    """Number of features that can still split a node with subspace ``sub``."""
+def var_can_split(space, v, lo, hi, cat_words):
+    """Whether split variable ``v`` has a rule for a node whose column ``var_col[v]`` has the
+    interval (lo, hi] or the categories ``cat_words``: its own rules as ``can_split``; a
+    descriptor's if it takes two values among the categories."""
+    j = space.var_col[v]
+    if space.var_desc[v] < 0:
+        return can_split(space.kinds[j], lo, hi, cat_words)
+    low = -1
+    for c in range(space.n_values[j]):
+        if (cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1):
+            r = space.rank[v, c]
+            if low < 0:
+                low = r
+            elif r != low:
+                return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def n_splittable(space, sub):
+    """Number of split variables that can still split a node with subspace ``sub``."""
     count = 0
-    for j in range(kinds.shape[0]):
-        if can_split(kinds[j], sub.lo[j], sub.hi[j], sub.cats[j]):
+    for v in range(space.var_col.shape[0]):
+        j = space.var_col[v]
+        if var_can_split(space, v, sub.lo[j], sub.hi[j], sub.cats[j]):
             count += 1
     return count
+
+
+def split_variable_of(space: Space, feat: np.ndarray, thr: np.ndarray) -> np.ndarray:
+    """``var_of`` over arrays: the split variable of each split (feat >= 0), -1 elsewhere."""
+    feat = np.asarray(feat)
+    col = np.where(feat >= 0, feat, 0)
+    first = space.var_start[col]
+    several = (space.var_start[col + 1] - first > 1) & (space.kinds[col] == CATEGORICAL)
+    v = np.where(several, first + np.asarray(thr).astype(np.int64) - 1 - space.var_desc[first],
+                 first)
+    return np.where(feat >= 0, v, -1)
+
+
+@njit(cache=True, nogil=True)
+def var_of(space, j, th):
+    """The split variable of a split on column ``j`` with threshold ``th``."""
+    first = space.var_start[j]
+    if space.var_start[j + 1] - first == 1 or space.kinds[j] != CATEGORICAL:
+        return first
+    return first + np.int64(th) - 1 - space.var_desc[first]
 
 
 @njit(cache=True, nogil=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bofire_bark.engine.checks import check_space, check_X, check_y
-from bofire_bark.engine.forest import Space
+from bofire_bark.engine.forest import Space, split_variables
 from bofire_bark.engine.predict import SampleSystems, predict_samples
 from bofire_bark.engine.priors import (
     draw_prior_forest,
@@ -32,11 +32,12 @@ class Posterior:
         samples: forest arrays with a leading sample axis (S, m, C[, W]) and ``sigma2`` (S,),
             the noise variance in standardized units.
         kinds, lower, upper, n_values: the split space, (D,) each.
+        space: the split ``Space`` (those four and the split variables: descriptors).
         X: (N, D) encoded training inputs. y: (N,) standardized outputs.
         y_mean, y_std: the standardization (y_user = y_mean + y_std * y).
-        traces: (n_chains, sweeps, 4 + 2 D) per-sweep record of the sampling phase (columns
-            ``TRACE_SCALARS``, then split probabilities, then shares of splits per feature;
-            see ``sampler.trace_width``), None for prior draws.
+        traces: (n_chains, sweeps, 4 + 2 V) per-sweep record of the sampling phase (columns
+            ``TRACE_SCALARS``, then split probabilities, then shares of splits per split
+            variable; see ``sampler.trace_width``), None for prior draws.
     """
 
     samples: dict[str, np.ndarray]
@@ -50,6 +51,11 @@ class Posterior:
     y_std: float
     chains: list[Chain] = field(default_factory=list, repr=False)
     traces: np.ndarray | None = field(default=None, repr=False)
+    space: Space | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.space is None:
+            self.space = split_variables(self.kinds, self.lower, self.upper, self.n_values)
 
     @property
     def n_samples(self) -> int:
@@ -101,7 +107,7 @@ def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
 def fit_posterior(
     X: np.ndarray,
     y: np.ndarray,
-    space: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    space,
     settings: MCMCSettings | None = None,
     n_chains: int = 4,
     n_samples: int = 4,
@@ -112,7 +118,8 @@ def fit_posterior(
     n_jobs: int | None = None,
     progress=None,
 ) -> Posterior:
-    """Sample BARK's posterior given encoded inputs ``X`` (N, D) and outputs ``y`` (N,).
+    """Sample BARK's posterior given encoded inputs ``X`` (N, D) and outputs ``y`` (N,) on
+    the split ``space`` (a ``Space`` or its four arrays kinds, lower, upper, n_values).
 
     Pass ``chains`` from an earlier posterior to continue them with the new data (warm start,
     as BO does between iterations); ``burn_in`` then applies to the continued chains.
@@ -127,32 +134,29 @@ def fit_posterior(
     for chain in chains:
         chain.set_data(X, ys)  # before the threads start: set_data limits BLAS itself
     samples = run_chains(chains, burn_in, n_samples, thinning, n_jobs=n_jobs, progress=progress)
-    kinds, lower, upper, n_values = space
     traces = np.stack([c.trace for c in chains])
-    return Posterior(samples, kinds, lower, upper, n_values, X, ys, y_mean, y_std, chains,
-                     traces)
+    return Posterior(samples, *space[:4], X, ys, y_mean, y_std, chains, traces, space)
 
 
 def sample_prior(
     X: np.ndarray,
     y: np.ndarray,
-    space: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    space,
     settings: MCMCSettings | None = None,
     n_samples: int = 16,
     seed: int | None = None,
 ) -> Posterior:
     """Forests and noise drawn from the prior, no MCMC (the paper's BARKPrior ablation)."""
     settings = settings or MCMCSettings()
-    kinds, lower, upper, n_values = space = check_space(space)
+    space = check_space(space)
     X = check_X(X, space)
     y = check_y(y, len(X))
     state = seed_states(seed, 1)[0]
     shape = settings.noise_nu / 2.0
     scale = noise_prior_scale(settings.noise_nu, settings.noise_q)
     gen = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
-    prior = tree_prior(settings.alpha, settings.beta, Space(*space),
-                       settings.split_prior == "dirichlet")
-    shapes = np.empty(len(kinds))
+    prior = tree_prior(settings.alpha, settings.beta, space, settings.split_prior == "dirichlet")
+    shapes = np.empty(len(space.var_col))
     drawn = []
     for _ in range(n_samples):
         extra = {}
@@ -160,13 +164,13 @@ def sample_prior(
             draw_split_prior(state, prior, shapes)
             extra = {"split_prob": np.exp(prior.log_w),
                      "split_concentration": float(prior.conc[0])}
-        f = draw_prior_forest(state, kinds, lower, upper, n_values, settings.n_trees,
-                              settings.alpha, settings.beta, prior=prior)
+        f = draw_prior_forest(state, space, settings.n_trees, settings.alpha, settings.beta,
+                              prior=prior)
         sigma2 = scale / gen.gamma(shape)
         drawn.append((f, sigma2, extra))
     ys, y_mean, y_std = standardize(y)
-    return Posterior(stack_samples(drawn), kinds, lower, upper, n_values,
-                     np.ascontiguousarray(X, dtype=np.float64), ys, y_mean, y_std)
+    return Posterior(stack_samples(drawn), *space[:4], np.ascontiguousarray(X, dtype=np.float64),
+                     ys, y_mean, y_std, space=space)
 
 
 __all__ = ["Posterior", "fit_posterior", "sample_prior", "standardize"]

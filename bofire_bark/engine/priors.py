@@ -2,15 +2,24 @@
 
 Tree prior: a node at depth d is internal with probability ``alpha * (1 + d) ** -beta`` if any
 feature can still split the part of the domain that reaches it, and is a leaf otherwise.
-Split rule of an internal node: a feature among those that can split there, then a value
-uniformly from the node's own subspace (continuous: the interval reaching it;
+Split rule of an internal node: a split variable among those that can split there, then a
+rule uniformly from the node's own subspace (continuous: a value in the interval reaching it;
 discrete: a cut between the values reaching it; categorical: a non-empty proper subset of
-the categories reaching it, sent left).
+the categories reaching it, sent left). A categorical feature with descriptors has one split
+variable per descriptor (and, if asked, its subset rules as one more): a descriptor rule is
+a cut between two consecutive distinct values of the descriptor among the categories
+reaching the node, drawn uniformly; the categories at or below it go left. A node stores the
+subset sent left (its mask); the prior probability of a mask is the sum over the variables
+and cuts that produce it. Every proposal below draws the rule from this prior, so the rule's
+probability cancels in each Metropolis-Hastings ratio and the sum is never evaluated; only
+whether a variable can split a node enters (a descriptor can split where it takes two values
+among the node's categories).
 
-The feature is drawn with probability proportional to a weight s_j, restricted to the features
-that can split the node and renormalized. The paper's prior has equal weights (uniform over
+The variable is drawn with probability proportional to a weight s_v, restricted to the
+variables that can split the node and renormalized (a feature without descriptors is one
+variable). The paper's prior has equal weights (uniform over
 the splittable features). The sparse prior (DART, Linero 2018; not in the paper) puts
-``s ~ Dirichlet(a/P, ..., a/P)`` on the P features that can split the whole domain, with
+``s ~ Dirichlet(a/P, ..., a/P)`` on the P split variables that can split the whole domain, with
 ``a / (a + P) ~ Beta(0.5, 1)``; ``update_split_probs`` samples s and a given the forest.
 
 Noise prior on standardized outputs: ``sigma_y^2 ~ InvGamma(shape=nu/2, scale=nu*lam/2)``,
@@ -33,11 +42,13 @@ from bofire_bark.engine.forest import (
     LEAF,
     Forest,
     Space,
-    can_split,
+    as_space,
     n_splittable,
     new_subspace,
     node_subspace,
     split_leaf,
+    var_can_split,
+    var_of,
 )
 from bofire_bark.engine.rng import normal, randint, uniform
 
@@ -70,18 +81,25 @@ def tree_prior(alpha: float, beta: float, space: Space, dirichlet: bool = False)
 
 
 @njit(cache=True, nogil=True)
-def _root_splittable(kinds, lower, upper, n_values, out):
-    for j in range(kinds.shape[0]):
-        if kinds[j] == CATEGORICAL:
-            out[j] = n_values[j] >= 2
-        else:
-            out[j] = upper[j] > lower[j]
+def _root_splittable(space, out):
+    sub = new_subspace(space.kinds.shape[0], 1 + (np.max(space.n_values) + 63) // 64)
+    lo, hi, cats = sub
+    for j in range(space.kinds.shape[0]):
+        lo[j] = space.lower[j]
+        hi[j] = space.upper[j]
+        cats[j, :] = 0
+        if space.kinds[j] == CATEGORICAL:
+            for c in range(space.n_values[j]):
+                cats[j, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    for v in range(space.var_col.shape[0]):
+        j = space.var_col[v]
+        out[v] = var_can_split(space, v, lo[j], hi[j], cats[j])
 
 
 def root_splittable(space: Space) -> np.ndarray:
-    """(D,) bool: the features that can split the whole domain."""
-    out = np.zeros(len(space.kinds), dtype=np.bool_)
-    _root_splittable(space.kinds, space.lower, space.upper, space.n_values, out)
+    """(V,) bool: the split variables that can split the whole domain."""
+    out = np.zeros(len(space.var_col), dtype=np.bool_)
+    _root_splittable(space, out)
     return out
 
 
@@ -99,35 +117,39 @@ def split_prob(prior, depth):
 
 
 @njit(cache=True, nogil=True)
-def draw_rule(state, kinds, sub, rule_mask, prior):
+def draw_rule(state, space, sub, rule_mask, prior):
     """Draw a split rule from the node's subspace ``sub``; returns (feature, threshold).
 
-    The feature comes from the ``prior``'s weights restricted to the features that can split
-    here (uniform for the paper's prior). For a categorical feature the subset sent left is
-    written to ``rule_mask`` (W,). Returns feature -1 when no feature can split.
+    The split variable comes from the ``prior``'s weights restricted to the variables that
+    can split here (uniform for the paper's prior), then a rule uniformly from its own: a
+    threshold in the interval, a cut between discrete values, a non-empty proper subset of
+    the categories, or a cut between two consecutive distinct values of a descriptor among
+    the categories (those at or below go left). A categorical rule's subset sent left is
+    written to ``rule_mask`` (W,) and its threshold is ``1 + var_desc`` (0 for a subset).
+    Returns feature -1 when no variable can split.
     """
     lo, hi, cats = sub
-    d = kinds.shape[0]
     if prior.dirichlet:
-        j = _draw_weighted(state, kinds, sub, prior.log_w)
-        if j < 0:
+        v = _draw_weighted(state, space, sub, prior.log_w)
+        if v < 0:
             return -1, 0.0
     else:
-        n_ok = 0
-        for jj in range(d):
-            if can_split(kinds[jj], lo[jj], hi[jj], cats[jj]):
-                n_ok += 1
+        n_ok = n_splittable(space, sub)
         if n_ok == 0:
             return -1, 0.0
         pick = randint(state, n_ok)
-        j = -1
-        for jj in range(d):
-            if can_split(kinds[jj], lo[jj], hi[jj], cats[jj]):
+        v = -1
+        for vv in range(space.var_col.shape[0]):
+            jj = space.var_col[vv]
+            if var_can_split(space, vv, lo[jj], hi[jj], cats[jj]):
                 if pick == 0:
-                    j = jj
+                    v = vv
                     break
                 pick -= 1
-    if kinds[j] == CATEGORICAL:
+    j = space.var_col[v]
+    if space.var_desc[v] >= 0:
+        return j, _draw_descriptor_cut(state, space, v, cats[j], rule_mask)
+    if space.kinds[j] == CATEGORICAL:
         # Uniform over non-empty proper subsets: fair coin per category, reject the two
         # trivial outcomes (acceptance >= 1/2 since at least two categories reach the node).
         w_count = cats.shape[1]
@@ -147,7 +169,7 @@ def draw_rule(state, kinds, sub, rule_mask, prior):
                             n_in += 1
             if 0 < n_in < n_tot:
                 return j, 0.0
-    if kinds[j] == DISCRETE:
+    if space.kinds[j] == DISCRETE:
         # cut after index i in [lo, hi - 1]: left gets [lo, i], right [i + 1, hi]
         n_cuts = np.int64(hi[j] - lo[j])
         return j, lo[j] + randint(state, n_cuts)
@@ -155,39 +177,79 @@ def draw_rule(state, kinds, sub, rule_mask, prior):
 
 
 @njit(cache=True, nogil=True)
-def log_restricted_total(kinds, sub, log_w):
-    """log of the summed weights of the features that can split subspace ``sub`` (-inf if
-    none can)."""
+def _draw_descriptor_cut(state, space, v, cat_words, rule_mask):
+    """A cut of descriptor variable ``v`` uniformly among the gaps between consecutive
+    distinct values of the categories in ``cat_words``; the categories at or below it go to
+    ``rule_mask``. Returns the rule's threshold ``1 + var_desc[v]``."""
+    j = space.var_col[v]
+    k = space.n_values[j]
+    n_distinct = 0
+    last = -1
+    for i in range(k):
+        c = space.order[v, i]
+        if (cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1):
+            if space.rank[v, c] != last:
+                last = space.rank[v, c]
+                n_distinct += 1
+    pick = randint(state, n_distinct - 1)  # the cut follows the pick-th distinct value
+    seen = -1
+    last = -1
+    cut = -1
+    for i in range(k):
+        c = space.order[v, i]
+        if (cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1):
+            if space.rank[v, c] != last:
+                last = space.rank[v, c]
+                seen += 1
+                if seen == pick:
+                    cut = last
+                    break
+    for w in range(rule_mask.shape[0]):
+        rule_mask[w] = 0
+    for c in range(k):
+        if ((cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1)
+                and space.rank[v, c] <= cut):
+            rule_mask[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    return 1.0 + space.var_desc[v]
+
+
+@njit(cache=True, nogil=True)
+def log_restricted_total(space, sub, log_w):
+    """log of the summed weights of the split variables that can split subspace ``sub``
+    (-inf if none can)."""
     lo, hi, cats = sub
     top = -np.inf
-    for j in range(kinds.shape[0]):
-        if log_w[j] > top and can_split(kinds[j], lo[j], hi[j], cats[j]):
-            top = log_w[j]
+    for v in range(space.var_col.shape[0]):
+        j = space.var_col[v]
+        if log_w[v] > top and var_can_split(space, v, lo[j], hi[j], cats[j]):
+            top = log_w[v]
     if top == -np.inf:
         return top
     total = 0.0
-    for j in range(kinds.shape[0]):
-        if can_split(kinds[j], lo[j], hi[j], cats[j]):
-            total += math.exp(log_w[j] - top)
+    for v in range(space.var_col.shape[0]):
+        j = space.var_col[v]
+        if log_w[v] > -np.inf and var_can_split(space, v, lo[j], hi[j], cats[j]):
+            total += math.exp(log_w[v] - top)
     return top + math.log(total)
 
 
 @njit(cache=True, nogil=True)
-def _draw_weighted(state, kinds, sub, log_w):
-    """A feature that can split ``sub`` with probability proportional to exp(log_w)."""
+def _draw_weighted(state, space, sub, log_w):
+    """A split variable that can split ``sub`` with probability proportional to exp(log_w)."""
     lo, hi, cats = sub
-    log_total = log_restricted_total(kinds, sub, log_w)
+    log_total = log_restricted_total(space, sub, log_w)
     if log_total == -np.inf:
         return -1
     u = uniform(state)
     last = -1
     acc = 0.0
-    for j in range(kinds.shape[0]):
-        if can_split(kinds[j], lo[j], hi[j], cats[j]) and log_w[j] > -np.inf:
-            acc += math.exp(log_w[j] - log_total)
-            last = j
+    for v in range(space.var_col.shape[0]):
+        j = space.var_col[v]
+        if log_w[v] > -np.inf and var_can_split(space, v, lo[j], hi[j], cats[j]):
+            acc += math.exp(log_w[v] - log_total)
+            last = v
             if u < acc:
-                return j
+                return v
     return last  # rounding left u above the last partial sum
 
 
@@ -225,7 +287,7 @@ def sample_prior_forest(state, forest, space, prior):
         k = 0
         while k < n_used:
             node_subspace(forest, space, t, k, sub)
-            j, th = draw_rule(state, kinds, sub, rule_mask, prior)
+            j, th = draw_rule(state, space, sub, rule_mask, prior)
             if j >= 0 and uniform(state) < split_prob(prior, depth[t, k]):
                 if n_used + 2 > cap:
                     return -1
@@ -321,11 +383,10 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
     Dir(s; a/P) prod s_j^c_j / prod Z_node(s) over proposal Dir(s; a/P + c)). Where every
     active feature can split every node the ratio is exactly 1 (a Gibbs draw).
 
-    Scratch: ``sub`` a ``Subspace``; ``counts`` (D,) int64; ``shapes``, ``log_new`` (D,) float64.
+    Scratch: ``sub`` a ``Subspace``; ``counts`` (V,) int64; ``shapes``, ``log_new`` (V,) float64.
     """
-    feat = forest.feat
-    kinds = space.kinds
-    d = kinds.shape[0]
+    feat, thr = forest.feat, forest.thr
+    d = space.var_col.shape[0]
     n_active = 0
     for j in range(d):
         counts[j] = 0
@@ -337,7 +398,7 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
     for t in range(m):
         for k in range(cap):
             if feat[t, k] >= 0:
-                counts[feat[t, k]] += 1
+                counts[var_of(space, feat[t, k], thr[t, k])] += 1
     a_p = prior.conc[0] / n_active
     for j in range(d):
         shapes[j] = a_p + counts[j]
@@ -347,9 +408,9 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
         for k in range(cap):
             if feat[t, k] >= 0:
                 node_subspace(forest, space, t, k, sub)
-                if n_splittable(kinds, sub) < n_active:
-                    log_r += (log_restricted_total(kinds, sub, prior.log_w)
-                              - log_restricted_total(kinds, sub, log_new))
+                if n_splittable(space, sub) < n_active:
+                    log_r += (log_restricted_total(space, sub, prior.log_w)
+                              - log_restricted_total(space, sub, log_new))
     if math.log(uniform(state)) < log_r:
         for j in range(d):
             prior.log_w[j] = log_new[j]
@@ -391,11 +452,11 @@ def log_noise_prior(sigma2, prior):
     return -(prior.shape + 1.0) * math.log(sigma2) - prior.scale / sigma2
 
 
-def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
-                      upper: np.ndarray, n_values: np.ndarray, m: int, alpha: float,
-                      beta: float, capacity: int = 32,
-                      prior: TreePrior | None = None) -> dict[str, np.ndarray]:
-    """One forest of ``m`` trees from the tree prior, advancing the chain state ``state``.
+def draw_prior_forest(state: np.ndarray, space, m: int, alpha: float, beta: float,
+                      capacity: int = 32, prior: TreePrior | None = None
+                      ) -> dict[str, np.ndarray]:
+    """One forest of ``m`` trees from the tree prior over ``space`` (a ``Space`` or its four
+    arrays), advancing the chain state ``state``.
 
     ``prior`` (a ``TreePrior`` of this space) replaces alpha and beta when given; its weights
     are used as they are (draw them first with ``draw_split_prior`` for the sparse prior).
@@ -405,8 +466,8 @@ def draw_prior_forest(state: np.ndarray, kinds: np.ndarray, lower: np.ndarray,
     """
     from bofire_bark.engine.forest import empty_forest, n_words
 
-    w = n_words(n_values)
-    space = Space(kinds, lower, upper, n_values)
+    space = as_space(space)
+    w = n_words(space.n_values)
     if prior is None:
         prior = tree_prior(alpha, beta, space)
     while True:

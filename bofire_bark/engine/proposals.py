@@ -17,6 +17,9 @@ a leaf with probability one (so features that run out of room bias nothing):
   distribution at eta, so old and new rule probabilities cancel, weighted or not): only the
   children's leaf factors and the likelihood remain:
   ``r = f(d+1, s_L*) f(d+1, s_R*) / (f(d+1, s_L) f(d+1, s_R)) * likelihood ratio``.
+- descriptor rules (see priors.py): the prior's rule at a node is a mixture over split
+  variables and cuts, and every proposal draws from it, so the terms above are unchanged;
+  "can split" is per split variable.
 - noise: random walk theta* = theta + step * N(0, 1) on theta = softplus^-1(sigma^2). The
   walk is symmetric in theta, so the target there is p(sigma^2(theta)) * dsigma^2/dtheta and
   ``r = lik ratio * prior ratio * (1 - exp(-sigma*^2)) / (1 - exp(-sigma^2))``.
@@ -47,6 +50,7 @@ from bofire_bark.engine.forest import (
     node_subspace,
     nth_node,
     split_leaf,
+    var_can_split,
 )
 from bofire_bark.engine.likelihood import (
     FLAT,
@@ -142,22 +146,33 @@ def new_scratch(n_pts, d, w, pcap, mode):
 
 
 @njit(cache=True, nogil=True)
-def _child_splittable(kinds, sub, j, th, rule_mask, go_left, n_other):
-    """Whether a child of a node (subspace ``sub``) split on (j, th, mask) can split."""
+def _n_col_splittable(space, sub, j):
+    """Number of split variables of column ``j`` that can split subspace ``sub``."""
+    count = 0
+    for v in range(space.var_start[j], space.var_start[j + 1]):
+        if var_can_split(space, v, sub.lo[j], sub.hi[j], sub.cats[j]):
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _child_splittable(space, sub, j, th, rule_mask, go_left, n_other, child_cats):
+    """Whether a child of a node (subspace ``sub``) split on (j, th, mask) can split;
+    ``n_other`` counts the variables of other columns that can split the node (they can split
+    the child too), ``child_cats`` (W,) is scratch."""
     if n_other > 0:
         return True
     lo, hi, cats = sub
-    if kinds[j] == CATEGORICAL:
-        count = 0
+    if space.kinds[j] == CATEGORICAL:
         for w in range(cats.shape[1]):
-            word = cats[j, w] & rule_mask[w] if go_left else cats[j, w] & ~rule_mask[w]
-            while word != np.uint64(0):
-                word &= word - np.uint64(1)
-                count += 1
-        return count >= 2
+            child_cats[w] = cats[j, w] & rule_mask[w] if go_left else cats[j, w] & ~rule_mask[w]
+        for v in range(space.var_start[j], space.var_start[j + 1]):
+            if var_can_split(space, v, lo[j], hi[j], child_cats):
+                return True
+        return False
     if go_left:
         return th > lo[j]
-    if kinds[j] == DISCRETE:
+    if space.kinds[j] == DISCRETE:
         return hi[j] > th + 1.0
     return hi[j] > th
 
@@ -299,14 +314,17 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     if move == GROW:
         eta = nth_node(forest, t, np.int64(uniform(state) * w0) % w0, False)
         node_subspace(forest, space, t, eta, sc.node)
-        n_ok = n_splittable(space.kinds, sc.node)
-        j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask, prior)
+        n_ok = n_splittable(space, sc.node)
+        j, th = draw_rule(state, space, sc.node, sc.rule_mask, prior)
         if j < 0:
             uniform(state)  # keep one draw per step for the accept test, for symmetry of streams
             return 0
         d = forest.depth[t, eta]
-        s_l = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, True, n_ok - 1)
-        s_r = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, False, n_ok - 1)
+        n_other = n_ok - _n_col_splittable(space, sc.node, j)
+        s_l = _child_splittable(space, sc.node, j, th, sc.rule_mask, True, n_other,
+                                sc.child.cats[0])
+        s_r = _child_splittable(space, sc.node, j, th, sc.rule_mask, False, n_other,
+                                sc.child.cats[0])
         p_eta = forest.parent[t, eta]
         parent_was_twig = False
         if p_eta >= 0:
@@ -375,9 +393,9 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     l_node = forest.left[t, eta]
     r_node = forest.right[t, eta]
     node_subspace(forest, space, t, l_node, sc.child)
-    s_l = n_splittable(space.kinds, sc.child) > 0
+    s_l = n_splittable(space, sc.child) > 0
     node_subspace(forest, space, t, r_node, sc.child)
-    s_r = n_splittable(space.kinds, sc.child) > 0
+    s_r = n_splittable(space, sc.child) > 0
     old_factor = log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
 
     if move == PRUNE:
@@ -438,10 +456,13 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
 
     # CHANGE: a fresh rule for eta from its own subspace
     node_subspace(forest, space, t, eta, sc.node)
-    n_ok = n_splittable(space.kinds, sc.node)
-    j, th = draw_rule(state, space.kinds, sc.node, sc.rule_mask, prior)
-    s_l = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, True, n_ok - 1)
-    s_r = _child_splittable(space.kinds, sc.node, j, th, sc.rule_mask, False, n_ok - 1)
+    n_ok = n_splittable(space, sc.node)
+    j, th = draw_rule(state, space, sc.node, sc.rule_mask, prior)
+    n_other = n_ok - _n_col_splittable(space, sc.node, j)
+    s_l = _child_splittable(space, sc.node, j, th, sc.rule_mask, True, n_other,
+                            sc.child.cats[0])
+    s_r = _child_splittable(space, sc.node, j, th, sc.rule_mask, False, n_other,
+                            sc.child.cats[0])
     log_r = (log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
              - old_factor)
     n_mv = 0

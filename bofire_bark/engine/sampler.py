@@ -19,13 +19,14 @@ from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import (
     FOREST_KEYS,
     Forest,
-    Space,
+    as_space,
     assign_columns,
     empty_forest,
     grow_capacity,
     n_free,
     n_words,
     route_all,
+    var_of,
 )
 from bofire_bark.engine.likelihood import (
     FLAT,
@@ -69,14 +70,14 @@ class MCMCSettings:
     split_prior: str = "uniform"  # or "dirichlet" (sparse, DART-style; see priors.py)
 
 
-# Columns of a chain's trace (one row per recorded sweep): these, then D split probabilities
-# (NaN under the uniform prior, whose weights are fixed), then D shares of the forest's splits
-# on each feature (NaN while the forest has no split).
+# Columns of a chain's trace (one row per recorded sweep): these, then V split probabilities
+# (NaN under the uniform prior, whose weights are fixed), then V shares of the forest's splits
+# on each split variable (NaN while the forest has no split); V = D without descriptors.
 TRACE_SCALARS = ("log_likelihood", "sigma2", "leaves_per_tree", "split_concentration")
 
 
-def trace_width(n_features: int) -> int:
-    return len(TRACE_SCALARS) + 2 * n_features
+def trace_width(n_vars: int) -> int:
+    return len(TRACE_SCALARS) + 2 * n_vars
 
 
 @njit(cache=True, nogil=True)
@@ -121,7 +122,7 @@ def leaf_counts(leaf_of, lcol, y, P, C, b):
 
 
 @njit(cache=True, nogil=True)
-def _record(trace, row, lik, n_pts, forest, sigma2, prior):
+def _record(trace, row, lik, n_pts, forest, space, sigma2, prior):
     """Write one trace row (``TRACE_SCALARS``, split probabilities, split shares)."""
     m, cap = forest.feat.shape
     d = prior.log_w.shape[0]
@@ -134,7 +135,7 @@ def _record(trace, row, lik, n_pts, forest, sigma2, prior):
             if f == -1:
                 leaves += 1
             elif f >= 0:
-                share[f] += 1.0
+                share[var_of(space, f, forest.thr[t, k])] += 1.0
     trace[row, 0] = current_loglik(lik, n_pts, m)
     trace[row, 1] = sigma2[0]
     trace[row, 2] = leaves / m
@@ -155,16 +156,16 @@ def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, no
     prior's weights in ``tree_prior``, the generator ``state``, ``counters`` ((1,) int64: tree
     moves accepted since the last factorization) and ``stats`` follow the chain; a noise
     ``step`` of 0 holds the noise fixed. Sweep i writes row i of ``trace`` (R, 4 + 2 D)
-    float64 while i < R (pass R = 0 to record nothing).
+    float64 while i < R (pass R = 0 to record nothing; V split variables).
     """
     m = forest.feat.shape[0]
     y = data.y
-    d = space.kinds.shape[0]
+    n_vars = space.var_col.shape[0]
     pcap = lik.leaf.Ginv.shape[0]
-    sc = new_scratch(y.shape[0], d, forest.mask.shape[2], pcap, lik.mode)
-    counts = np.zeros(d, dtype=np.int64)
-    shapes = np.empty(d)
-    log_new = np.empty(d)
+    sc = new_scratch(y.shape[0], space.kinds.shape[0], forest.mask.shape[2], pcap, lik.mode)
+    counts = np.zeros(n_vars, dtype=np.int64)
+    shapes = np.empty(n_vars)
+    log_new = np.empty(n_vars)
     for sweep in range(n_sweeps):
         # each tree grows at most once per sweep: stop early if storage might not suffice
         for t in range(m):
@@ -186,7 +187,7 @@ def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, no
             update_split_probs(state, forest, space, tree_prior, sc.node, counts, shapes,
                                log_new)
         if sweep < trace.shape[0]:
-            _record(trace, sweep, lik, y.shape[0], forest, sigma2, tree_prior)
+            _record(trace, sweep, lik, y.shape[0], forest, space, sigma2, tree_prior)
     return n_sweeps
 
 
@@ -205,16 +206,15 @@ class Chain:
     kernel as named tuples.
 
     Args:
-        space: (kinds, lower, upper, n_values) arrays of the split space.
+        space: the split ``Space`` (or its four arrays kinds, lower, upper, n_values).
         settings: sampler settings.
         rng_state: uint64[4] generator state (copied).
         capacity: initial node capacity per tree (grown on demand).
     """
 
     def __init__(self, space, settings: MCMCSettings, rng_state: np.ndarray, capacity: int = 32):
-        self.kinds, self.lower, self.upper, self.n_values = (np.ascontiguousarray(a)
-                                                             for a in space)
-        self.space = Space(self.kinds, self.lower, self.upper, self.n_values)
+        self.space = as_space(space)
+        self.kinds, self.lower, self.upper, self.n_values = self.space[:4]
         self.settings = settings
         if settings.split_prior not in ("uniform", "dirichlet"):
             raise ValueError(f"split_prior must be 'uniform' or 'dirichlet', got "
@@ -227,7 +227,7 @@ class Chain:
         self.forest = empty_forest(settings.n_trees, capacity, n_words(self.n_values))
         self.sigma2 = np.array([1.0])
         self.stats = np.zeros((4, 2), dtype=np.int64)
-        self.trace = None  # (sweeps, trace_width(D)) of the last run_chains sampling phase
+        self.trace = None  # (sweeps, trace_width(V)) of the last run_chains sampling phase
         self.weights_started = False  # the sparse prior's weights have moved (run_chains)
         self.X = None
 
@@ -323,7 +323,7 @@ class Chain:
 
     def _run(self, n_sweeps: int, trace: np.ndarray | None = None,
              hold_weights: bool = False) -> None:
-        """``trace`` ((n_sweeps, trace_width(D)) float64), if given, gets one row per sweep;
+        """``trace`` ((n_sweeps, trace_width(V)) float64), if given, gets one row per sweep;
         ``hold_weights`` keeps the sparse prior's weights as they are (they must be equal:
         rules are then drawn uniformly)."""
         if self.X is None:
@@ -331,7 +331,7 @@ class Chain:
         s = self.settings
         data = Data(self.X, self.y, self.leaf_of)
         if trace is None:
-            trace = np.empty((0, trace_width(len(self.kinds))))
+            trace = np.empty((0, trace_width(len(self.space.var_col))))
         prior = self.tree_prior._replace(dirichlet=False) if hold_weights else self.tree_prior
         done = 0
         while done < n_sweeps:
@@ -356,7 +356,7 @@ class Chain:
 
     def snapshot(self) -> tuple[dict[str, np.ndarray], float, dict[str, np.ndarray]]:
         """A copy of the current forest, noise variance and, under the sparse prior, split
-        probabilities ``split_prob`` (D,) and concentration ``split_concentration`` (one
+        probabilities ``split_prob`` (V,) and concentration ``split_concentration`` (one
         posterior sample)."""
         extra = {}
         if self.tree_prior.dirichlet:
@@ -415,7 +415,8 @@ def run_chains(chains: list[Chain], burn_in: int, n_samples: int, thinning: int,
         tick()
         kept = []
         # every sweep after burn-in is traced for diagnostics (R-hat, ESS, trace plots)
-        chain.trace = np.empty((n_samples * thinning, trace_width(len(chain.kinds))))
+        chain.trace = np.empty((n_samples * thinning,
+                                trace_width(len(chain.space.var_col))))
         for i in range(n_samples):
             chain._run(thinning, chain.trace[i * thinning:(i + 1) * thinning])
             kept.append(chain.snapshot())

@@ -22,7 +22,7 @@ import zipfile
 
 import numpy as np
 
-from bofire_bark.engine.checks import check_X, check_y
+from bofire_bark.engine.checks import check_space, check_X, check_y
 from bofire_bark.engine.forest import (
     CATEGORICAL,
     CONTINUOUS,
@@ -64,7 +64,7 @@ def dumps(posterior: Posterior, n_fits: int) -> str:
 def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
           ) -> tuple[Posterior, int]:
     """The posterior (with its chains, ready to continue) and the fit count of a ``dumps``
-    text, for the split ``space`` (kinds, lower, upper, n_values) and the surrogate's
+    text, for the split ``space`` (a ``Space`` or its four arrays) and the surrogate's
     settings; ``n_chains`` chains of which ``n_samples`` samples each were kept (a prior-only
     dump has ``n_chains * n_samples`` samples and no chains).
 
@@ -72,7 +72,7 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
         ValueError: naming the array and what is wrong with it.
     """
     arrays = read_arrays(text)
-    kinds, lower, upper, n_values = space
+    space = check_space(space)
     dirichlet = settings.split_prior == "dirichlet"
     chain_ids = sorted({int(k[5:k.index("_")]) for k in arrays
                         if k.startswith("chain") and "_" in k and k[5:k.index("_")].isdigit()})
@@ -98,7 +98,7 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
         raise ValueError(f"dump: unexpected arrays {extra} (split_prior "
                          f"{settings.split_prior!r}, {len(chain_ids)} chains)")
 
-    d = len(kinds)
+    d = len(space.var_col)  # split variables (the inputs without descriptors)
     X = check_X(_array(arrays, "X", np.float64, 2), space, "dump array X")
     try:
         y = check_y(_array(arrays, "y", np.float64, 1), len(X))
@@ -144,11 +144,12 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
         if not (np.isfinite(log_w[active]).all() and np.isneginf(log_w[~active]).all()
                 and abs(np.logaddexp.reduce(log_w[active]) if active.any() else 0.0) < 1e-6):
             raise ValueError(f"dump array chain{c}_split_log_w: expected finite log weights "
-                             "summing to one over the inputs that can split, -inf elsewhere")
+                             "summing to one over the split variables that can split, -inf "
+                             "elsewhere")
         chain.restore_split_state(log_w, conc)
         chains.append(chain)
-    posterior = Posterior(samples, kinds, lower, upper, n_values, X, y, float(scale[0]),
-                          float(scale[1]), chains)
+    posterior = Posterior(samples, *space[:4], X, y, float(scale[0]), float(scale[1]), chains,
+                          space=space)
     return posterior, int(n_fits[0])
 
 
@@ -226,9 +227,9 @@ def check_forest(forest: dict, space, n_trees: int, prefix: str = "",
     Raises:
         ValueError: naming the array (``prefix`` + key) and the problem.
     """
-    kinds, lower, upper, n_values = space
+    space = check_space(space)
     lead = () if n_stacked is None else (n_stacked,)
-    w = n_words(n_values)
+    w = n_words(space.n_values)
     feat = forest["feat"]
     if feat.dtype != np.int64 or feat.ndim != len(lead) + 2 or feat.shape[:-1] != (*lead,
                                                                                    n_trees):
@@ -246,9 +247,28 @@ def check_forest(forest: dict, space, n_trees: int, prefix: str = "",
         out[key] = _array(named, prefix + key, dtype, len(shape), shape)
     # one row per tree from here on
     flat = {k: v.reshape(-1, *v.shape[len(lead) + 1:]) for k, v in out.items()}
-    _check_links(flat, len(kinds), prefix)
-    _check_rules(flat, kinds, lower, upper, n_values, prefix)
+    _check_links(flat, len(space.kinds), prefix)
+    _check_rules(flat, space, prefix)
     return out
+
+
+def _categorical_rule_ok(space, j: int, t: float, node_cats, rule) -> bool:
+    """Whether threshold ``t`` names a split variable of categorical column ``j`` and, for a
+    descriptor, the subset ``rule`` of the node's categories is a cut of its values."""
+    first, stop = int(space.var_start[j]), int(space.var_start[j + 1])
+    if t != np.round(t):
+        return False
+    v = first + int(t) - 1 - int(space.var_desc[first])
+    if not first <= v < stop:
+        return False
+    if space.var_desc[v] < 0:
+        return True
+    codes = np.arange(int(space.n_values[j]))
+    words, bits = codes >> 6, (codes & 63).astype(np.uint64)
+    at_node = ((node_cats[words] >> bits) & np.uint64(1)).astype(bool)
+    left = ((rule[words] >> bits) & np.uint64(1)).astype(bool)
+    rank = space.rank[v, :len(codes)]
+    return bool(rank[at_node & left].max() < rank[at_node & ~left].min())
 
 
 def _bad(prefix: str, key: str, rows, nodes, flat_shape_trees: int, what: str):
@@ -301,8 +321,12 @@ def _check_links(f: dict, d: int, prefix: str) -> None:
     # link: the used nodes form one tree rooted at node 0 (no cycles, nothing unreachable)
 
 
-def _check_rules(f: dict, kinds, lower, upper, n_values, prefix: str) -> None:
-    """Each split's rule is one the prior can draw at its node (its subspace, from the root)."""
+def _check_rules(f: dict, space, prefix: str) -> None:
+    """Each split's rule is one the prior can draw at its node (its subspace, from the root).
+
+    A categorical split's threshold names the split variable that drew it (0: a subset rule,
+    1 + k: a cut of descriptor k, whose categories at or below the cut go left)."""
+    kinds, lower, upper, n_values = space[:4]
     feat, thr, mask, left, right = f["feat"], f["thr"], f["mask"], f["left"], f["right"]
     n, cap = feat.shape
     d = len(kinds)
@@ -338,13 +362,16 @@ def _check_rules(f: dict, kinds, lower, upper, n_values, prefix: str) -> None:
         inside = ((rule & ~node_cats) == 0).all(axis=1)
         some = (rule != 0).any(axis=1)
         proper = ((node_cats & ~rule) != 0).any(axis=1)
-        ok[cat] = (inside & some & proper)[cat] & (t[cat] == 0.0)  # the sampler writes 0
+        ok[cat] = (inside & some & proper)[cat]
+        for i in np.flatnonzero(cat & ok):
+            ok[i] = _categorical_rule_ok(space, int(j[i]), t[i], node_cats[i], rule[i])
         if not ok.all():
             _bad(prefix, "thr" if not cat[~ok][0] else "mask", rows[~ok], nodes[~ok], n,
                  "a split rule outside the part of the domain that reaches its node "
                  "(a threshold outside the node's interval, or a category subset that is "
-                 "empty, all of the node's categories or beyond them, or a threshold on a "
-                 "categorical split)")
+                 "empty, all of the node's categories or beyond them, a categorical split's "
+                 "threshold naming no split variable of its input, or a descriptor rule "
+                 "that is no cut of its descriptor)")
         for side, child in (("left", left), ("right", right)):
             c = child[rows, nodes]
             lo[rows, c] = lo[rows, nodes]

@@ -9,6 +9,13 @@ single ordered number:
 * ``CategoricalInput`` (and ``CategoricalDescriptorInput``): the index of the category in the
   feature's ``categories`` (all categories, including the ones that are not ``allowed``).
 
+How a categorical feature splits: by subsets of its categories (any subset may go left), or,
+for a ``CategoricalDescriptorInput`` with the ``DESCRIPTOR`` encoding (the default, as in
+BoFire's GP surrogates), by its descriptors: "permittivity <= 20 goes left" sends the
+categories whose permittivity is at most 20 left, so a category never tried is predicted
+from the categories with similar descriptors. ``engine_space`` hands the engine these
+split variables (``bofire_bark.engine.forest.Space``).
+
 Feature order: column ``d`` of ``X`` is the feature ``keys[d]``, and ``keys`` is exactly
 ``inputs.get_keys()``. BoFire sorts that list by feature type first and then by key compared
 as a string, so ``x_10`` comes before ``x_2``. Code that builds ``X`` by hand must follow this
@@ -26,17 +33,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from bofire.data_models.domain.api import Domain, Inputs
+from bofire.data_models.enum import CategoricalEncodingEnum
 from bofire.data_models.features.api import (
     CategoricalDescriptorInput,
     CategoricalInput,
+    CategoricalMolecularInput,
     ContinuousDescriptorInput,
     ContinuousInput,
     DiscreteInput,
 )
+from bofire.data_models.molfeatures.api import Fingerprints, MolFeatures
 
 from bofire_bark.kinds import CATEGORICAL, CONTINUOUS, DISCRETE  # noqa: F401 (re-exported)
 
 __all__ = [
+    "check_encodings",
+    "descriptor_table",
     "CATEGORICAL",
     "CONTINUOUS",
     "DISCRETE",
@@ -54,13 +66,14 @@ _DISCRETE_RTOL = 1e-9
 _DISCRETE_ATOL = 1e-12
 
 # Exact input types BARK splits on (one list: the data models import it). Exact types, since
-# molecular and task inputs subclass supported classes and must be refused.
+# task inputs and continuous molecular inputs subclass supported classes and are refused.
 SUPPORTED_INPUTS: tuple[type, ...] = (
     ContinuousInput,
     ContinuousDescriptorInput,
     DiscreteInput,
     CategoricalInput,
     CategoricalDescriptorInput,
+    CategoricalMolecularInput,
 )
 
 # How many offending entries an error message lists before it stops.
@@ -75,8 +88,9 @@ class UnsupportedFeatureError(ValueError):
         self.feature_type = feature_type
         super().__init__(
             f"Input feature {key!r} of type {feature_type} is not supported by BARK "
-            "(supported: ContinuousInput, DiscreteInput, CategoricalInput and their "
-            "descriptor variants; molecular and task inputs are not supported)."
+            "(supported: ContinuousInput, DiscreteInput, CategoricalInput, their "
+            "descriptor variants and CategoricalMolecularInput; task inputs and "
+            "ContinuousMolecularInput are not supported)."
         )
 
 
@@ -92,6 +106,132 @@ def _show(items: Any) -> str:
     if len(items) > _MAX_SHOWN:
         shown += f", ... ({len(items)} in total)"
     return shown
+
+
+CHEM_EXTRA = "pip install 'bofire-bark[chem]'"
+
+
+def check_encodings(inputs: Inputs, encodings: dict | None) -> dict:
+    """Per categorical input key, its encoding: the given one, else BoFire's GP default:
+    ``DESCRIPTOR`` for a ``CategoricalDescriptorInput``, ``Fingerprints()`` for a
+    ``CategoricalMolecularInput`` and ``ONE_HOT`` (subsets of the categories) for others.
+    A descriptor encoding's table is built here (``descriptor_table``), so that its errors
+    come at spec validation.
+
+    Raises:
+        ValueError: naming the key that is no categorical input, an encoding the feature
+            cannot take (``DESCRIPTOR`` without descriptors, a featurizer on a non-molecular
+            input), a missing descriptor value, an unparsable SMILES, or a molecular
+            featurizer without RDKit (the ``[chem]`` extra).
+    """
+    encodings = dict(encodings or {})
+    categorical = {f.key: f for f in inputs.get(CategoricalInput, exact=False)}
+    for key, value in encodings.items():
+        if key not in categorical:
+            raise ValueError(f"categorical_encodings names {key!r}, which is not a categorical "
+                             f"input (categorical inputs: {sorted(categorical)})")
+        feature = categorical[key]
+        if isinstance(value, MolFeatures):
+            if not isinstance(feature, CategoricalMolecularInput):
+                raise ValueError(f"categorical_encodings[{key!r}] is a molecular featurizer "
+                                 f"({type(value).__name__}), but input {key!r} is no "
+                                 "CategoricalMolecularInput")
+            continue
+        try:
+            value = CategoricalEncodingEnum(value)
+        except ValueError:
+            raise ValueError(f"categorical_encodings[{key!r}] = {value!r}: expected one of "
+                             f"{[e.value for e in CategoricalEncodingEnum]} or a molecular "
+                             "featurizer") from None
+        if value == CategoricalEncodingEnum.DESCRIPTOR and type(feature) is not \
+                CategoricalDescriptorInput:
+            raise ValueError(f"categorical_encodings[{key!r}] = DESCRIPTOR, but input {key!r} "
+                             "has no descriptors (a CategoricalDescriptorInput has; a "
+                             "CategoricalMolecularInput takes a featurizer such as "
+                             "Fingerprints())")
+        encodings[key] = value
+    for key, feature in categorical.items():
+        if key not in encodings:
+            if isinstance(feature, CategoricalMolecularInput):
+                encodings[key] = Fingerprints()
+            elif isinstance(feature, CategoricalDescriptorInput):
+                encodings[key] = CategoricalEncodingEnum.DESCRIPTOR
+            else:
+                encodings[key] = CategoricalEncodingEnum.ONE_HOT
+        if _splits_by_descriptors(encodings[key]):
+            descriptor_table(feature, encodings[key])  # its errors belong to validation
+    return encodings
+
+
+def _splits_by_descriptors(encoding) -> bool:
+    return isinstance(encoding, MolFeatures) or encoding == CategoricalEncodingEnum.DESCRIPTOR
+
+
+_TABLES: dict[tuple, tuple[np.ndarray, tuple[str, ...]]] = {}
+
+
+def descriptor_table(feature: CategoricalInput, encoding=CategoricalEncodingEnum.DESCRIPTOR
+                     ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The descriptors a feature splits on, (n_categories, n) with their names: those that
+    take two values or more over its categories (all of them, allowed or not). For a
+    ``CategoricalDescriptorInput`` its own table; for a ``CategoricalMolecularInput`` the
+    table BoFire's featurizer ``encoding`` computes from the SMILES (fingerprint bits are
+    0/1 descriptors: "has substructure k"), computed once per feature and featurizer.
+
+    Raises:
+        ValueError: naming the feature (and descriptor and category) of a missing or
+            infinite descriptor value, or of a SMILES RDKit cannot parse; a featurizer
+            without RDKit installed (the ``[chem]`` extra).
+    """
+    if isinstance(encoding, MolFeatures):
+        cache_key = (feature.key, tuple(feature.categories), encoding.model_dump_json())
+        if cache_key not in _TABLES:
+            _TABLES[cache_key] = _molecular_table(feature, encoding)
+        table, names = _TABLES[cache_key]
+    else:
+        table = np.asarray(feature.values, dtype=np.float64).reshape(len(feature.categories),
+                                                                     -1)
+        names = tuple(feature.descriptors)
+        bad = np.argwhere(~np.isfinite(table))
+        if len(bad):
+            i, k = bad[0]
+            raise ValueError(f"Input {feature.key!r}: descriptor {names[k]!r} of category "
+                             f"{feature.categories[i]!r} is {table[i, k]} (descriptor values "
+                             "must be finite numbers)")
+    keep = [k for k in range(table.shape[1]) if len(np.unique(table[:, k])) > 1]
+    if not keep:
+        raise ValueError(f"Input {feature.key!r}: no descriptor takes two values over its "
+                         "categories, so descriptors cannot tell them apart (use the "
+                         "ONE_HOT encoding)")
+    return table[:, keep], tuple(names[k] for k in keep)
+
+
+def _molecular_table(feature: CategoricalInput, featurizer: MolFeatures
+                     ) -> tuple[np.ndarray, tuple[str, ...]]:
+    try:
+        from rdkit import Chem
+    except ImportError:
+        raise ValueError(f"Input {feature.key!r}: splitting molecules by "
+                         f"{type(featurizer).__name__} needs RDKit: {CHEM_EXTRA} (or encode "
+                         "the input as ONE_HOT)") from None
+    for smiles in feature.categories:
+        if Chem.MolFromSmiles(smiles) is None:
+            raise ValueError(f"Input {feature.key!r}: RDKit cannot parse the SMILES "
+                             f"{smiles!r}")
+    frame = featurizer.get_descriptor_values(pd.Series(list(feature.categories)))
+    table = frame.to_numpy(dtype=np.float64)
+    finite = np.isfinite(table).all(axis=0)
+    if not finite.all():
+        # a descriptor the featurizer could not compute for some molecule says nothing about
+        # the others: left out, and said so
+        import logging
+
+        logging.getLogger("bofire_bark").info(
+            "BARK: input %r: %d of %d %s descriptors are missing for some molecule and are "
+            "not used", feature.key, int((~finite).sum()), len(finite),
+            type(featurizer).__name__)
+    names = tuple(str(c) for c in frame.columns)
+    return table[:, finite], tuple(n for n, ok in zip(names, finite, strict=True) if ok)
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,6 +255,12 @@ class SplitSpace:
             order, else ``None``.
         allowed: Per feature, for categorical features a bool mask ``(n_categories,)`` of the
             categories the optimizer may propose, else ``None``.
+        descriptors: Per feature, for a categorical feature split by its descriptors the
+            table ``(n_categories, n_descriptors)`` float64 of the descriptors it splits on
+            (those that take two values or more), else ``None``.
+        descriptor_names: Per feature, the names of the ``descriptors`` columns, else None.
+        subset_splits: Whether a feature with ``descriptors`` also splits by subsets of its
+            categories (features without descriptors always do).
     """
 
     keys: tuple[str, ...]
@@ -125,6 +271,9 @@ class SplitSpace:
     values: tuple[np.ndarray | None, ...]
     categories: tuple[tuple[str, ...] | None, ...]
     allowed: tuple[np.ndarray | None, ...]
+    descriptors: tuple[np.ndarray | None, ...] | None = None
+    descriptor_names: tuple[tuple[str, ...] | None, ...] | None = None
+    subset_splits: bool = False
 
     def __post_init__(self) -> None:
         keys = tuple(str(key) for key in self.keys)
@@ -177,13 +326,39 @@ class SplitSpace:
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "categories", categories)
         object.__setattr__(self, "allowed", allowed)
+        descriptors = self.descriptors or (None,) * n
+        names = self.descriptor_names or (None,) * n
+        if len(descriptors) != n or len(names) != n:
+            raise ValueError("descriptors and descriptor_names need one entry per feature")
+        descriptors = tuple(None if t is None else _readonly(np.asarray(t, dtype=np.float64))
+                            for t in descriptors)
+        for d, key in enumerate(keys):
+            table = descriptors[d]
+            if table is None:
+                continue
+            if (int(fields["kinds"][d]) != CATEGORICAL or table.ndim != 2
+                    or table.shape[0] != int(fields["n_values"][d]) or names[d] is None
+                    or len(names[d]) != table.shape[1]):
+                raise ValueError(f"Inconsistent descriptor table for feature {key!r}.")
+        object.__setattr__(self, "descriptors", descriptors)
+        object.__setattr__(self, "descriptor_names", tuple(
+            None if x is None else tuple(str(v) for v in x) for x in names))
 
     @classmethod
-    def from_inputs(cls, inputs: Inputs) -> SplitSpace:
+    def from_inputs(cls, inputs: Inputs, categorical_encodings: dict | None = None,
+                    subset_splits: bool = False) -> SplitSpace:
         """Build the split space of a BoFire ``Inputs`` container.
 
         Args:
             inputs: The input features. Columns follow ``inputs.get_keys()``.
+            categorical_encodings: Per categorical feature key, BoFire's
+                ``CategoricalEncodingEnum`` or a molecular featurizer: ``DESCRIPTOR`` (the
+                default for a ``CategoricalDescriptorInput``) and a featurizer (default
+                ``Fingerprints()`` for a ``CategoricalMolecularInput``) split by
+                descriptors, others by subsets of the categories (see
+                ``check_encodings``). None: every categorical feature splits by subsets
+                (enough for encoding and decoding points; the model passes its encodings).
+            subset_splits: Features split by descriptors also split by subsets.
 
         Returns:
             The split space with ``D = len(inputs)`` features.
@@ -193,6 +368,10 @@ class SplitSpace:
                 other than continuous, discrete or categorical (incl. descriptor variants).
         """
         keys = tuple(inputs.get_keys())
+        encodings = check_encodings(inputs, categorical_encodings) \
+            if categorical_encodings is not None else {}
+        tables: list[np.ndarray | None] = []
+        names: list[tuple[str, ...] | None] = []
         kinds, lower, upper, n_values = [], [], [], []
         values: list[np.ndarray | None] = []
         categories: list[tuple[str, ...] | None] = []
@@ -201,6 +380,12 @@ class SplitSpace:
             feature = inputs.get_by_key(key)
             if type(feature) not in SUPPORTED_INPUTS:
                 raise UnsupportedFeatureError(key, type(feature).__name__)
+            table, table_names = None, None
+            if categorical_encodings is not None and _splits_by_descriptors(
+                    encodings.get(key)):
+                table, table_names = descriptor_table(feature, encodings[key])
+            tables.append(table)
+            names.append(table_names)
             if isinstance(feature, ContinuousInput):
                 kinds.append(CONTINUOUS)
                 # allow_zero with a positive lower bound means {0} u [lb, ub]: the split
@@ -246,6 +431,9 @@ class SplitSpace:
             values=tuple(values),
             categories=tuple(categories),
             allowed=tuple(allowed),
+            descriptors=tuple(tables),
+            descriptor_names=tuple(names),
+            subset_splits=subset_splits,
         )
 
     @classmethod
@@ -268,6 +456,26 @@ class SplitSpace:
             return self.keys.index(key)
         except ValueError:
             raise KeyError(f"Unknown feature key {key!r}; known keys: {list(self.keys)}") from None
+
+    def engine_space(self):
+        """The engine's ``Space``: ``engine_arrays`` and the split variables (a feature with
+        ``descriptors`` splits by each of them, and by subsets if ``subset_splits``)."""
+        # imported here: the data models import this module and must not load numba
+        from bofire_bark.engine.forest import split_variables
+
+        return split_variables(*self.engine_arrays(), [
+            None if t is None else (np.array(t), self.subset_splits) for t in self.descriptors])
+
+    def split_variable_names(self) -> list[str]:
+        """One name per split variable of ``engine_space``: the feature's key, or for a
+        descriptor ``key_descriptor`` (BoFire's name for its descriptor-encoded column)."""
+        out = []
+        for key, table_names in zip(self.keys, self.descriptor_names, strict=True):
+            if table_names is None or self.subset_splits:
+                out.append(key)
+            if table_names is not None:
+                out.extend(f"{key}_{name}" for name in table_names)
+        return out
 
     def engine_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Fresh writable, C-contiguous copies of the per-feature arrays for numba kernels.

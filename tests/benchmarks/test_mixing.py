@@ -27,8 +27,9 @@ def fake_posterior(shift_lml: float, shift_conc: float, dirichlet: bool = True):
     tr[0, :, TRACE_SCALARS.index("log_likelihood")] += shift_lml
     tr[0, :, TRACE_SCALARS.index("split_concentration")] += shift_conc
     samples = {"split_prob": np.zeros((4, d))} if dirichlet else {}
+    space = SimpleNamespace(var_col=np.arange(d))  # one split variable per input
     return SimpleNamespace(traces=tr, kinds=np.zeros(d), y=np.zeros(10), y_std=1.0,
-                           samples=samples)
+                           samples=samples, space=space)
 
 
 def test_diagnostics_point_at_the_chain_that_disagrees():

@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 from bofire_bark.engine import Chain, MCMCSettings, sample_prior
-from bofire_bark.engine.forest import Space, new_subspace
+from bofire_bark.engine.forest import new_subspace, split_variables
 from bofire_bark.engine.priors import draw_rule, tree_prior
 from bofire_bark.engine.rng import seed_states
 
@@ -124,7 +124,7 @@ def test_rule_feature_follows_the_weights_restricted_to_splittable_features():
     """At a node where feature 0 cannot split, the feature is drawn with s_j / sum of the
     others' weights; a fixed feature is never drawn."""
     kinds, lower, upper, n_values = mixed_space()
-    space = Space(kinds, lower, upper, n_values)
+    space = split_variables(kinds, lower, upper, n_values)
     prior = tree_prior(0.95, 2.0, space, dirichlet=True)
     prior.log_w[:3] = np.log([0.6, 0.3, 0.1])
     sub = new_subspace(4, 1)
@@ -135,7 +135,7 @@ def test_rule_feature_follows_the_weights_restricted_to_splittable_features():
     state = seed_states(3, 1)[0]
     mask = np.zeros(1, np.uint64)
     n = 20000
-    drawn = np.array([draw_rule(state, kinds, sub, mask, prior)[0] for _ in range(n)])
+    drawn = np.array([draw_rule(state, space, sub, mask, prior)[0] for _ in range(n)])
     observed = np.bincount(drawn, minlength=4)
     assert observed[0] == 0 and observed[3] == 0
     p = stats.chisquare(observed[1:3], n * np.array([0.75, 0.25])).pvalue
