@@ -20,3 +20,6 @@ DEFAULT_ABS_GAP = 0.01
 # point, and latency comes first.
 DEFAULT_MAX_TIME = None
 DEFAULT_EXTEND_GAP = 0.10
+# Finite domains of at most this many points (before constraints) are enumerated
+# (``library``); larger ones go to the grid search. Placeholder until measured.
+LIBRARY_LIMIT = 100_000
