@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import route
 from bofire_bark.optimize.finite import library_axes, library_plan, library_size  # noqa: F401
 from bofire_bark.optimize.result import (
@@ -66,6 +67,8 @@ MAX_RESCORE = 256
 # A sample whose rank (of Q) is at most this many times the number of trees is scored in
 # the low-rank form, else in the direct form.
 LOW_RANK = 2.0
+# Points between recomputations of a sample's sums from scratch (``library_moments``).
+REFRESH = 1024
 
 
 # ------------------------------------------------------------------------------------------
@@ -183,13 +186,14 @@ def leaf_tables(samples: dict[str, np.ndarray], systems, low_rank: float = LOW_R
     S, m = samples["feat"].shape[:2]
     sigma2 = np.asarray(samples["sigma2"], dtype=np.float64)
     factors = []
-    for s, (_, Ginv, _) in enumerate(systems):
-        P = Ginv.shape[0]
-        Q = np.eye(P) - m * sigma2[s] * Ginv
-        lam, V = np.linalg.eigh(0.5 * (Q + Q.T))
-        keep = lam > 1e-13 * max(1.0, float(lam.max(initial=0.0)))
-        R = V[:, keep] * np.sqrt(lam[keep] / m)
-        factors.append(R if R.shape[1] <= low_rank * m else None)
+    with single_threaded_blas():  # small matrices: threads only add contention
+        for s, (_, Ginv, _) in enumerate(systems):
+            P = Ginv.shape[0]
+            Q = np.eye(P) - m * sigma2[s] * Ginv
+            lam, V = np.linalg.eigh(0.5 * (Q + Q.T))
+            keep = lam > 1e-13 * max(1.0, float(lam.max(initial=0.0)))
+            R = V[:, keep] * np.sqrt(lam[keep] / m)
+            factors.append(R if R.shape[1] <= low_rank * m else None)
     P = max(Ginv.shape[0] for _, Ginv, _ in systems)
     width = 1 + max((R.shape[1] for R in factors if R is not None), default=0)
     direct = any(R is None for R in factors)
@@ -209,9 +213,84 @@ def leaf_tables(samples: dict[str, np.ndarray], systems, low_rank: float = LOW_R
 
 
 @njit(cache=True, nogil=True)
+def _used_features(feat):
+    """(m,) int64: per tree of one sample's ``feat`` (m, C), a bit set of the features its
+    splits use (feature j as bit min(j, 63): beyond 63 features, bit 63 stands for all)."""
+    m, C = feat.shape
+    used = np.zeros(m, dtype=np.int64)
+    for t in range(m):
+        for k in range(C):
+            if feat[t, k] >= 0:
+                used[t] |= np.int64(1) << min(feat[t, k], 63)
+    return used
+
+
+@njit(cache=True, nogil=True)
+def _changed(X, i):
+    """Bit set of the features in which point i differs from point i - 1."""
+    chg = np.int64(0)
+    for j in range(X.shape[1]):
+        if X[i, j] != X[i - 1, j]:
+            chg |= np.int64(1) << min(j, 63)
+    return chg
+
+
+@njit(cache=True, nogil=True)
+def _fresh(lcol, table, ginv, s, r, cols, acc):
+    """Mean and the variance sum of sample s at leaf columns ``cols`` (m,), from scratch:
+    (mu, q) with acc (1 + r,) filled (low-rank form, q unused) or q = phi^T Ginv phi (direct
+    form, r = -1)."""
+    m = cols.shape[0]
+    mu = 0.0
+    q = 0.0
+    if r >= 0:
+        for k in range(r + 1):
+            acc[k] = 0.0
+        for t in range(m):
+            row = table[s, cols[t]]
+            for k in range(r + 1):
+                acc[k] += row[k]
+        mu = acc[0]
+    else:
+        for t in range(m):
+            mu += table[s, cols[t], 0]
+            row = ginv[s, cols[t]]
+            q += row[cols[t]]
+            for u in range(t + 1, m):
+                q += 2.0 * row[cols[u]]
+    return mu, q
+
+
+@njit(cache=True, nogil=True)
+def _move(table, ginv, s, r, cols, t, b, acc, mu, q):
+    """Tree t's leaf column goes from cols[t] to b: update (mu, q) and acc, set cols[t]."""
+    a = cols[t]
+    if r >= 0:
+        ra, rb = table[s, a], table[s, b]
+        for k in range(r + 1):
+            acc[k] += rb[k] - ra[k]
+        mu = acc[0]
+    else:
+        mu += table[s, b, 0] - table[s, a, 0]
+        ga, gb = ginv[s, a], ginv[s, b]
+        d = gb[b] - ga[a]
+        for u in range(cols.shape[0]):
+            if u != t:
+                d += 2.0 * (gb[cols[u]] - ga[cols[u]])
+        q += d
+    cols[t] = b
+    return mu, q
+
+
+@njit(cache=True, nogil=True)
 def library_moments(feat, thr, mask, left, right, kinds, tables, X, mu_sum, sd_sum):
     """Add every sample's mean and latent sd at the points ``X`` (n, D) to ``mu_sum`` and
     ``sd_sum`` (n,).
+
+    Points in enumeration order share most trees' leaves with the point before: a tree is
+    routed again only when a feature it splits on changed, and the sums are updated by the
+    trees whose leaf moved (recomputed from scratch every ``REFRESH`` points, so round-off
+    cannot build up).
 
     Args:
         feat, thr, mask, left, right: the posterior's forest arrays, (S, m, C[, W]).
@@ -227,32 +306,28 @@ def library_moments(feat, thr, mask, left, right, kinds, tables, X, mu_sum, sd_s
     for s in range(S):
         r = rank[s]
         f_s, t_s, k_s, l_s, r_s = feat[s], thr[s], mask[s], left[s], right[s]
+        used = _used_features(f_s)
+        mu = 0.0
+        q = 0.0
         for i in range(X.shape[0]):
             x = X[i]
-            for t in range(m):
-                cols[t] = lcol[s, t, route(f_s, t_s, k_s, l_s, r_s, kinds, t, x)]
-            if r >= 0:
-                for k in range(r + 1):
-                    acc[k] = 0.0
+            if i % REFRESH == 0:
                 for t in range(m):
-                    row = table[s, cols[t]]
-                    for k in range(r + 1):
-                        acc[k] += row[k]
-                q = 0.0
-                for k in range(1, r + 1):
-                    q += acc[k] * acc[k]
-                mu = acc[0]
-                var = 1.0 - q
+                    cols[t] = lcol[s, t, route(f_s, t_s, k_s, l_s, r_s, kinds, t, x)]
+                mu, q = _fresh(lcol, table, ginv, s, r, cols, acc)
             else:
-                mu = 0.0
-                q = 0.0
+                chg = _changed(X, i)
                 for t in range(m):
-                    mu += table[s, cols[t], 0]
-                    row = ginv[s, cols[t]]
-                    q += 0.5 * row[cols[t]]
-                    for u in range(t + 1, m):
-                        q += row[cols[u]]
-                var = 2.0 * sigma2[s] * q
+                    if used[t] & chg:
+                        b = lcol[s, t, route(f_s, t_s, k_s, l_s, r_s, kinds, t, x)]
+                        if b != cols[t]:
+                            mu, q = _move(table, ginv, s, r, cols, t, b, acc, mu, q)
+            if r >= 0:
+                var = 1.0
+                for k in range(1, r + 1):
+                    var -= acc[k] * acc[k]
+            else:
+                var = sigma2[s] * q
             mu_sum[i] += mu
             sd_sum[i] += np.sqrt(max(var, 0.0))
 
