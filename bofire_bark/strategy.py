@@ -52,6 +52,10 @@ class BARKStrategy(PredictiveStrategy):
     spreads out. With several objectives or output limits the acquisition combines the
     outputs' integrated UCBs (``bofire_bark.optimize.outputs``), with fresh Chebyshev weights
     for every candidate.
+
+    A finite domain within ``LIBRARY_LIMIT`` points is enumerated instead
+    (``bofire_bark.optimize.library``): the exact best candidate, never a point already
+    measured or pending unless ``allow_repeats``.
     """
 
     def __init__(self, data_model: DataModel, **kwargs):
@@ -66,6 +70,8 @@ class BARKStrategy(PredictiveStrategy):
         self.n_start_points = data_model.n_start_points
         self.scalarization = data_model.scalarization
         self.progress_bar = data_model.progress_bar
+        self.allow_repeats = data_model.allow_repeats
+        self._library = None  # the enumerated feasible points, built at the first ask
         # every output is modelled (BoFire's candidates carry predictions of all of them);
         # the acquisition uses those with an objective
         self.surrogates = {
@@ -136,19 +142,23 @@ class BARKStrategy(PredictiveStrategy):
         pending = []
         if self.candidates is not None and len(self.candidates):
             pending.append(self.space.encode(self.candidates))
+        library = self.library()
+        measured = None
+        if library is not None and not self.allow_repeats and self.experiments is not None:
+            measured = self.space.encode(self.experiments)
         chosen = []
         self.last_results = []
         with _bar(self.progress_bar, n, "BARK ask") as bar, compiling("the ask", "engine",
                                                                       "optimize"):
             for i in range(n):
-                result = self._solve(posterior, pending)
+                result = self._solve(posterior, pending, library, measured)
                 # a repeat of a point already in the batch (the acquisition can still peak in
                 # the same cell after conditioning): condition on it once more and re-solve
                 for _ in range(2):
                     if not _repeats(result.x, pending):
                         break
                     pending.append(result.x.reshape(1, -1))
-                    result = self._solve(posterior, pending)
+                    result = self._solve(posterior, pending, library, measured)
                 if _repeats(result.x, pending):
                     logger.warning("BARK ask %d/%d repeats an earlier candidate of this batch",
                                    i + 1, n)
@@ -159,14 +169,42 @@ class BARKStrategy(PredictiveStrategy):
                 bar.update(1)
         return pd.concat(chosen, ignore_index=True)[self.domain.inputs.get_keys()]
 
-    def _solve(self, posterior, pending: list[np.ndarray]):
-        from bofire_bark.optimize import optimize_acquisition
-        from bofire_bark.optimize.optimizer import optimize_outputs
+    def library(self):
+        """The feasible points of the domain when the acquisition enumerates it
+        (``optimize.library``), else None; built once, the decision logged at every ask."""
+        from bofire_bark.optimize.finite import library_plan
 
+        use, why = library_plan(self.space, self.solver)
+        if why is not None:
+            logger.info("BARK ask: %s", why)
+        if not use:
+            return None
+        if self._library is None:
+            from bofire_bark.optimize.library import build_library
+
+            self._library = build_library(self.domain, self.space)
+            logger.info("BARK ask: the finite domain is enumerated (%d of its %d points "
+                        "satisfy the constraints)", len(self._library.X), self._library.size)
+        return self._library
+
+    def _solve(self, posterior, pending: list[np.ndarray], library=None,
+               measured: np.ndarray | None = None):
         # a fresh seed from BoFire's seed stream for every solve: successive asks differ,
         # yet a strategy built with the same seed replays the same run
         seed = self._get_seed()
         pending = np.vstack(pending) if pending else None
+        if library is not None:
+            from bofire_bark.optimize.library import optimize_library
+
+            exclude = None
+            if not self.allow_repeats:
+                blocks = [b for b in (measured, pending) if b is not None]
+                exclude = np.vstack(blocks) if blocks else None
+            return optimize_library(library, self.posteriors(), self.acquisition(seed),
+                                    self.space, self.kappa, pending=pending, exclude=exclude)
+        from bofire_bark.optimize import optimize_acquisition
+        from bofire_bark.optimize.optimizer import optimize_outputs
+
         if self.single:
             return optimize_acquisition(
                 posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,

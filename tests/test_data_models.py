@@ -12,8 +12,8 @@ import pytest
 from bofire.data_models.constraints.api import InterpointEqualityConstraint
 from bofire.data_models.domain.api import Constraints, Domain, Inputs, Outputs
 from bofire.data_models.features.api import (
-    ContinuousMolecularInput,
     ContinuousInput,
+    ContinuousMolecularInput,
     ContinuousOutput,
 )
 from bofire.data_models.objectives.api import MaximizeObjective, TargetObjective

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from bofire.data_models.constraints.api import (
+    CategoricalExcludeConstraint,
     Constraint,
     NonlinearEqualityConstraint,
     NonlinearInequalityConstraint,
@@ -26,13 +27,16 @@ from bofire_bark.optimize.defaults import (
     DEFAULT_MAX_TIME,
     DEFAULT_MIP_GAP,
     DEFAULT_TIME_LIMIT,
+    LIBRARY_LIMIT,
     SOLVERS,
 )
+from bofire_bark.optimize.finite import library_size
 from bofire_bark.optimize.supported import (
     GOAL_OBJECTIVES,
+    LIBRARY_CONSTRAINTS,
     LIMIT_OBJECTIVES,
     SCALARIZATIONS,
-    SUPPORTED_CONSTRAINTS,
+    SUPPORTED_CONSTRAINTS,  # noqa: F401 (re-exported)
 )
 from bofire_bark.space.split_space import check_encodings
 
@@ -85,10 +89,19 @@ class BARKStrategy(PredictiveStrategy):
     n_start_points: Annotated[
         int, Field(ge=1, description="Random feasible points scored for the incumbent.")
     ] = 2000
+    allow_repeats: Annotated[bool, Field(
+        description="Finite domains (enumerated): whether a point already measured (a row of "
+        "the experiments) or pending (BoFire's candidates, the batch so far) may be proposed "
+        "again. False (default): never, so BO over a library spends no pick on a known item; "
+        "when every feasible point is known, ask raises LibraryExhaustedError. Set "
+        "allow_repeats=True to allow replicates. Larger domains (grid search) do not "
+        "exclude points.")] = False
     progress_bar: bool = False
 
     def is_constraint_implemented(self, my_type: type[Constraint]) -> bool:
-        return my_type in SUPPORTED_CONSTRAINTS
+        """The searches' constraints; categorical exclusions on enumerated domains only
+        (``validate_exclusions_enumerated``)."""
+        return my_type in LIBRARY_CONSTRAINTS
 
     @classmethod
     def is_feature_implemented(cls, my_type: type[Feature]) -> bool:
@@ -150,6 +163,32 @@ class BARKStrategy(PredictiveStrategy):
         """The surrogate settings' encodings name categorical inputs that can take them."""
         self.surrogate_specs.categorical_encodings.update(check_encodings(
             self.domain.inputs, self.surrogate_specs.categorical_encodings))
+        return self
+
+    @model_validator(mode="after")
+    def validate_exclusions_enumerated(self):
+        """A CategoricalExcludeConstraint is tested point by point, so the domain must be
+        enumerated: finite, within ``LIBRARY_LIMIT`` points, with solver 'auto'."""
+        for i, c in enumerate(self.domain.constraints.get()):
+            if not isinstance(c, CategoricalExcludeConstraint):
+                continue
+            from bofire_bark.space import SplitSpace
+
+            size = library_size(SplitSpace.from_domain(self.domain))
+            why = None
+            if size is None:
+                why = ("the domain has continuous inputs; BARK applies categorical exclusions "
+                       "only on finite domains (every input categorical or discrete), which "
+                       "it enumerates")
+            elif size > LIBRARY_LIMIT:
+                why = (f"the finite domain has {size} points, above the enumeration limit of "
+                       f"{LIBRARY_LIMIT}; BARK applies categorical exclusions only on domains "
+                       "it enumerates (narrow the allowed categories or values)")
+            elif self.solver != "auto":
+                why = (f"solver '{self.solver}' cannot hold it; solver 'auto' enumerates the "
+                       "finite domain and applies it")
+            if why is not None:
+                raise ValueError(f"constraint {i} (CategoricalExcludeConstraint): {why}")
         return self
 
     @field_validator("domain")

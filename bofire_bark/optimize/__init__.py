@@ -3,7 +3,8 @@
 Modules, one per job: ``ensemble`` (reduced trees, no Pyomo), ``trees`` (tree constraints),
 ``acquisition`` (mu, sigma cones, objective), ``domain_constraints`` / ``constraints`` (BoFire
 constraints), ``model`` (assembly), ``solvers``, ``incumbent`` (starting point), ``decode``,
-``optimizer`` (entry point).
+``optimizer`` (entry point); ``finite`` and ``library`` (finite domains enumerated and scored
+exactly, no Pyomo), ``result`` (the result type and errors every path returns).
 
 Names are imported lazily, so that a solver child process importing ``model`` does not pull in
 BoFire or the engine.
@@ -21,6 +22,9 @@ _EXPORTS = {
     "optimize_acquisition": "optimizer",
     "AcquisitionResult": "optimizer",
     "InfeasibleDomainError": "optimizer",
+    "LibraryExhaustedError": "result",
+    "optimize_library": "library",
+    "build_library": "library",
     "DEFAULT_KAPPA": "defaults",
     "DEFAULT_TIME_LIMIT": "defaults",
     "DEFAULT_MIP_GAP": "defaults",

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
-import pandas as pd
 
 from bofire_bark.kinds import CATEGORICAL
 from bofire_bark.optimize.acquisition import sample_gps
@@ -56,6 +55,11 @@ from bofire_bark.optimize.domain_constraints import NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import build_ensemble
 from bofire_bark.optimize.incumbent import find_incumbent
 from bofire_bark.optimize.model import AcquisitionProblem, with_tangent_cuts
+from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
+    AcquisitionResult,
+    InfeasibleDomainError,
+    InfeasibleOutputLimitError,
+)
 from bofire_bark.optimize.solvers import resolve_solver, scip_worker, solve
 
 logger = logging.getLogger(__name__)
@@ -65,84 +69,6 @@ MAX_MOVES = 128
 
 # Tolerance for a decoded candidate to count as fulfilling the domain (BoFire's ask uses 1e-5).
 FEASIBILITY_TOL = 1e-5
-
-
-class InfeasibleDomainError(ValueError):
-    """The domain's constraints admit no candidate."""
-
-
-class InfeasibleOutputLimitError(InfeasibleDomainError):
-    """No candidate of the domain can meet an output limit, even by its upper confidence
-    bound."""
-
-
-@dataclass
-class AcquisitionResult:
-    """One optimized candidate.
-
-    Attributes:
-        candidate: one row, the domain's input keys (discrete values exact, categories as str).
-        x: (D,) the candidate encoded for the engine.
-        objective: the solver's objective at its point (NaN when it returned none).
-        ucb: the engine's integrated UCB at ``candidate`` (standardized units).
-        status: "optimal" (proven), "gap" (proven within ``mip_gap`` or ``abs_gap``),
-            "time_limit" (stopped with the gap ``gap``) or "incumbent" (the starting point,
-            nothing proven).
-        gap: relative gap (bound - ucb) / |ucb| proven for the candidate (NaN if none).
-        bound: upper bound of the integrated UCB over the feasible set (NaN if none).
-        solver: "bnb" (grid branch-and-bound) or the MIP solver's name.
-        incumbent_ucb: integrated UCB of the starting point.
-        build_time, solve_time, incumbent_time: seconds (model build, search, start).
-        source: "start" when the candidate is the starting point, "search" otherwise.
-        nodes: boxes the branch-and-bound expanded (0 for a MIP solver).
-        trace: (seconds, primal, dual, gap) recorded during the solve (SCIP).
-        units: of ``ucb``, ``bound`` and ``abs_gap``: "sd" (standard deviations of the
-            output) or "scalarized" (several objectives: shares of the observed ranges).
-    """
-
-    candidate: pd.DataFrame
-    x: np.ndarray
-    objective: float
-    ucb: float
-    status: str
-    gap: float
-    bound: float
-    solver: str
-    incumbent_ucb: float
-    build_time: float
-    solve_time: float
-    incumbent_time: float
-    source: str = "start"
-    nodes: int = 0
-    trace: list = field(default_factory=list, repr=False)
-    units: str = "sd"
-
-    @property
-    def abs_gap(self) -> float:
-        """bound - ucb in standardized units (standard deviations of the output)."""
-        return max(0.0, self.bound - self.ucb) if np.isfinite(self.bound) else float("nan")
-
-    @property
-    def total_time(self) -> float:
-        return self.build_time + self.incumbent_time + self.solve_time
-
-    def verdict(self) -> str:
-        """What was proven, in words."""
-        if self.status == "optimal":
-            return "proven optimal"
-        if self.status == "gap":
-            return f"proven within {self.gap:.3g} (absolute {self.abs_gap:.3g} {self.units})"
-        if self.status == "time_limit":
-            return (f"stopped at the limit with gap {self.gap:.3g} (absolute "
-                    f"{self.abs_gap:.3g} {self.units})")
-        return "starting point only (nothing proven)"
-
-    def summary(self) -> str:
-        """One line for logs: what was proven, the values and how long each part took."""
-        return (f"{self.solver}: {self.verdict()}; UCB {self.ucb:.6g} from the {self.source} "
-                f"(start {self.incumbent_ucb:.6g}, bound {self.bound:.6g}); build "
-                f"{self.build_time:.2f}s, start {self.incumbent_time:.2f}s, search "
-                f"{self.solve_time:.2f}s ({self.nodes} boxes)")
 
 
 def _validate(kappa, sign, time_limit, mip_gap, abs_gap=0.0, max_time=None, extend_gap=0.0):

@@ -4,13 +4,16 @@
 treats as output limits (exact types; ``outputs`` says what each becomes).
 ``SCALARIZATIONS``: how several objectives are combined.
 ``SUPPORTED_CONSTRAINTS``: exact constraint types (subclasses are not implied; interpoint and
-categorical-exclusion constraints are not supported). ``TRANSLATABLE_FUNCTIONS``: function
+categorical-exclusion constraints are not supported by the searches).
+``LIBRARY_CONSTRAINTS``: what the enumeration of a finite domain (``library``) tests point by
+point: the above and categorical exclusions. ``TRANSLATABLE_FUNCTIONS``: function
 names a nonlinear expression may use (defined with the parser, ``bofire_bark.expressions``).
 """
 
 from __future__ import annotations
 
 from bofire.data_models.constraints.api import (
+    CategoricalExcludeConstraint,
     LinearEqualityConstraint,
     LinearInequalityConstraint,
     NChooseKConstraint,
@@ -46,3 +49,5 @@ SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
     ProductInequalityConstraint,
 )
 
+
+LIBRARY_CONSTRAINTS: tuple[type, ...] = (*SUPPORTED_CONSTRAINTS, CategoricalExcludeConstraint)
