@@ -15,6 +15,7 @@ from bofire.data_models.constraints.api import (
 )
 from bofire.data_models.domain.api import Constraints, Domain, Inputs, Outputs
 from bofire.data_models.features.api import (
+    CategoricalDescriptorInput,
     CategoricalInput,
     ContinuousInput,
     ContinuousOutput,
@@ -138,8 +139,41 @@ def screening() -> BARKStrategy:
                         surrogate_specs=BARKSettings(split_prior="dirichlet"))
 
 
+# (permittivity at 20-25 degC, boiling point degC, dipole moment D): common handbook values
+SOLVENTS = {
+    "water": (80.1, 100.0, 1.85), "DMSO": (46.7, 189.0, 3.96), "MeCN": (37.5, 82.0, 3.92),
+    "DMF": (36.7, 153.0, 3.82), "MeOH": (32.7, 65.0, 1.70), "NMP": (32.2, 202.0, 4.09),
+    "EtOH": (24.5, 78.0, 1.69), "acetone": (20.7, 56.0, 2.88), "iPrOH": (19.9, 82.0, 1.66),
+    "n-BuOH": (17.5, 118.0, 1.66), "pyridine": (12.4, 115.0, 2.22), "DCM": (8.93, 40.0, 1.60),
+    "THF": (7.58, 66.0, 1.75), "2-MeTHF": (6.97, 80.0, 1.38), "AcOH": (6.2, 118.0, 1.74),
+    "EtOAc": (6.02, 77.0, 1.78), "CHCl3": (4.81, 61.0, 1.04), "Et2O": (4.33, 35.0, 1.15),
+    "toluene": (2.38, 111.0, 0.36), "benzene": (2.27, 80.0, 0.0), "dioxane": (2.21, 101.0, 0.45),
+    "cyclohexane": (2.02, 81.0, 0.0), "heptane": (1.92, 98.0, 0.0), "hexane": (1.88, 69.0, 0.0),
+}
+
+
+def library() -> BARKStrategy:
+    """(g) A solvent screen over a finite library: 24 solvents described by permittivity,
+    boiling point and dipole moment, at four temperatures. The forest splits on the
+    descriptors (an untried solvent is predicted from similar ones) and every one of the 96
+    points is scored (the domain is enumerated); measured points are not proposed again."""
+    domain = Domain(
+        inputs=Inputs(features=[
+            CategoricalDescriptorInput(
+                key="solvent", categories=list(SOLVENTS),
+                descriptors=["permittivity", "boiling_point", "dipole_moment"],
+                values=[list(v) for v in SOLVENTS.values()]),
+            DiscreteInput(key="temperature", values=[25.0, 40.0, 60.0, 80.0], unit="degC"),
+        ]),
+        outputs=Outputs(features=[
+            ContinuousOutput(key="yield", objective=MaximizeObjective(w=1.0), unit="%")]),
+    )
+    return BARKStrategy(domain=domain, seed=5)
+
+
 SPECS = {"reaction": reaction, "formulation": formulation, "process": process,
-         "continuous_benchmark": benchmark, "pipeline": pipeline, "screening": screening}
+         "continuous_benchmark": benchmark, "pipeline": pipeline, "screening": screening,
+         "library": library}
 
 
 def main() -> None:
