@@ -148,3 +148,17 @@ def test_ask_proposes_allowed_categories_and_learns_from_the_others():
     # the best allowed categories by the data (x >= 6) were never tried: the descriptors
     # send the search there
     assert candidate.s.iloc[0] in ("c6", "c7", "c8"), candidate
+
+
+def test_one_settings_object_serves_two_domains():
+    """Filling in the encodings' defaults must not write into the caller's settings."""
+    from bofire_bark.data_models import BARKSettings
+
+    settings = BARKSettings()
+    first = Domain(inputs=Inputs(features=[CategoricalInput(key="a", categories=["x", "y"])]),
+                   outputs=outputs())
+    second = Domain(inputs=inputs(), outputs=outputs())
+    StrategyModel(domain=first, surrogate_specs=settings)
+    spec = StrategyModel(domain=second, surrogate_specs=settings)
+    assert settings.categorical_encodings == {}
+    assert spec.surrogate_specs.categorical_encodings == {"s": "DESCRIPTOR"}

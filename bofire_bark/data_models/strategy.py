@@ -160,9 +160,15 @@ class BARKStrategy(PredictiveStrategy):
 
     @model_validator(mode="after")
     def validate_categorical_encodings(self):
-        """The surrogate settings' encodings name categorical inputs that can take them."""
-        self.surrogate_specs.categorical_encodings.update(check_encodings(
-            self.domain.inputs, self.surrogate_specs.categorical_encodings))
+        """The surrogate settings' encodings name categorical inputs that can take them; the
+        defaults of the others are filled in (on a copy: a settings object the caller passed
+        may serve another domain)."""
+        specs = self.surrogate_specs
+        encodings = check_encodings(self.domain.inputs, specs.categorical_encodings)
+        if encodings != specs.categorical_encodings:
+            # object.__setattr__: assignment would validate the whole strategy again
+            object.__setattr__(self, "surrogate_specs", specs.model_copy(
+                update={"categorical_encodings": encodings}))
         return self
 
     @model_validator(mode="after")
