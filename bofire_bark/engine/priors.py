@@ -177,33 +177,31 @@ def draw_rule(state, space, sub, rule_mask, prior):
 
 
 @njit(cache=True, nogil=True)
+def _distinct_ranks(space, v, cat_words, stop):
+    """Walk the distinct values of descriptor variable ``v`` among the categories in
+    ``cat_words``, in increasing order; returns (how many were seen, the rank of the last),
+    stopping after ``stop`` of them (pass the number of categories to see all)."""
+    seen = 0
+    last = -1
+    for i in range(space.n_values[space.var_col[v]]):
+        c = space.order[v, i]
+        if ((cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1)
+                and space.rank[v, c] != last):
+            last = space.rank[v, c]
+            seen += 1
+            if seen == stop:
+                break
+    return seen, last
+
+
+@njit(cache=True, nogil=True)
 def _draw_descriptor_cut(state, space, v, cat_words, rule_mask):
     """A cut of descriptor variable ``v`` uniformly among the gaps between consecutive
     distinct values of the categories in ``cat_words``; the categories at or below it go to
     ``rule_mask``. Returns the rule's threshold ``1 + var_desc[v]``."""
-    j = space.var_col[v]
-    k = space.n_values[j]
-    n_distinct = 0
-    last = -1
-    for i in range(k):
-        c = space.order[v, i]
-        if (cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1):
-            if space.rank[v, c] != last:
-                last = space.rank[v, c]
-                n_distinct += 1
-    pick = randint(state, n_distinct - 1)  # the cut follows the pick-th distinct value
-    seen = -1
-    last = -1
-    cut = -1
-    for i in range(k):
-        c = space.order[v, i]
-        if (cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1):
-            if space.rank[v, c] != last:
-                last = space.rank[v, c]
-                seen += 1
-                if seen == pick:
-                    cut = last
-                    break
+    k = space.n_values[space.var_col[v]]
+    n_distinct, _ = _distinct_ranks(space, v, cat_words, k)
+    _, cut = _distinct_ranks(space, v, cat_words, 1 + randint(state, n_distinct - 1))
     for w in range(rule_mask.shape[0]):
         rule_mask[w] = 0
     for c in range(k):
