@@ -110,8 +110,10 @@ def main(argv=None):
             "median ask s new / old": f"{np.nanmedian(ask_n):.2f} / {np.nanmedian(ask_o):.2f}",
         })
     if len(rows) > 1:
-        nf = np.concatenate([x[0] for x in allf]); of = np.concatenate([x[1] for x in allf])
-        na = np.concatenate([x[0] for x in alla]); oa = np.concatenate([x[1] for x in alla])
+        nf = np.concatenate([x[0] for x in allf])
+        of = np.concatenate([x[1] for x in allf])
+        na = np.concatenate([x[0] for x in alla])
+        oa = np.concatenate([x[1] for x in alla])
         wf, lf, tf, pf = sign(nf, of)
         wa, la, ta, pa = sign(na, oa)
         rows.append({"benchmark": "all", "seeds": str(len(nf)),
