@@ -56,14 +56,30 @@ def check_space(space) -> Space:
     return Space(kinds, lower, upper, n_values, *(np.ascontiguousarray(a) for a in space[4:]))
 
 
+def _tables_of(space: Space) -> list:
+    """Per column, the (ranks as a table, subsets) entry that ``split_variables`` takes."""
+    out = []
+    for j in range(len(space.kinds)):
+        vs = range(int(space.var_start[j]), int(space.var_start[j + 1]))
+        desc = [v for v in vs if space.var_desc[v] >= 0]
+        if not desc:
+            out.append(None)
+            continue
+        k = int(space.n_values[j])
+        table = np.stack([space.rank[v, :k] for v in desc], axis=1).astype(float)
+        out.append((table, len(desc) < len(vs)))
+    return out
+
+
 def _check_variables(space: Space, d: int) -> None:
     """The split variables index within the space (kernels do not check)."""
-    var_col, var_desc, rank, order, var_start = space[4:]
+    var_col, var_desc, rank, order, var_start, high = space[4:]
     n_vars = len(var_col)
     ok = (var_col.dtype == var_desc.dtype == rank.dtype == order.dtype == var_start.dtype
           == np.int64 and var_col.shape == var_desc.shape == (n_vars,) and n_vars >= d
           and var_start.shape == (d + 1,) and rank.ndim == order.ndim == 2
-          and rank.shape == order.shape and rank.shape[0] == n_vars)
+          and rank.shape == order.shape and rank.shape[0] == n_vars
+          and high.dtype == np.uint64 and high.ndim == 2 and high.shape[0] == n_vars)
     if ok:
         ok = (var_start[0] == 0 and var_start[-1] == n_vars and (np.diff(var_start) >= 1).all()
               and (var_col == np.repeat(np.arange(d), np.diff(var_start))).all())
@@ -86,6 +102,10 @@ def _check_variables(space: Space, d: int) -> None:
                     or (np.diff(row[order[v, :k]]) < 0).any():
                 ok = False
                 break
+    if ok:
+        rebuilt = split_variables(space.kinds, space.lower, space.upper, space.n_values,
+                                  _tables_of(space))
+        ok = high.shape == rebuilt.high.shape and np.array_equal(high, rebuilt.high)
     if not ok:
         raise ValueError("space split variables are inconsistent (build them with "
                          "engine.forest.split_variables)")

@@ -79,7 +79,10 @@ class Space(NamedTuple):
     (rows of other variables unused). A column's variables are ``var_start[j] ..
     var_start[j + 1] - 1`` (var_start (D + 1,) int64), its own rules (if any) first. A split on
     a categorical column stores ``1 + var_desc[v]`` as its threshold, so the variable that
-    drew it is known (see ``var_of``).
+    drew it is known (see ``var_of``). ``high`` (V, W) uint64: for a descriptor with two
+    values, the bit set of the categories with the higher one (a fingerprint bit's "has it"),
+    so whether it splits a node is two word tests, not a walk over the categories (zeros for
+    other variables).
     """
 
     kinds: np.ndarray
@@ -91,6 +94,7 @@ class Space(NamedTuple):
     rank: np.ndarray
     order: np.ndarray
     var_start: np.ndarray
+    high: np.ndarray
 
 
 def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
@@ -144,11 +148,16 @@ def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
         if r is not None:
             rank[v, :len(r)] = r
             order[v, :len(r)] = np.argsort(r, kind="stable")
+    high = np.zeros((n_vars, n_words(np.asarray(n_values))), dtype=np.uint64)
+    for v, r in enumerate(ranks):
+        if r is not None and r.max() == 1:
+            for c in np.flatnonzero(r == 1):
+                high[v, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
     return Space(kinds, np.ascontiguousarray(lower, dtype=np.float64),
                  np.ascontiguousarray(upper, dtype=np.float64),
                  np.ascontiguousarray(n_values, dtype=np.int64),
                  np.asarray(var_col, dtype=np.int64), np.asarray(var_desc, dtype=np.int64),
-                 rank, order, np.asarray(var_start, dtype=np.int64))
+                 rank, order, np.asarray(var_start, dtype=np.int64), high)
 
 
 def as_space(space) -> Space:
@@ -311,6 +320,15 @@ def var_can_split(space, v, lo, hi, cat_words):
     j = space.var_col[v]
     if space.var_desc[v] < 0:
         return can_split(space.kinds[j], lo, hi, cat_words)
+    high = space.high[v]
+    if high[0] != np.uint64(0) or high.shape[0] > 1 and _any_bits(high):
+        # two values: some category on each side of them
+        has_high = False
+        has_low = False
+        for w in range(high.shape[0]):
+            has_high = has_high or (cat_words[w] & high[w]) != np.uint64(0)
+            has_low = has_low or (cat_words[w] & ~high[w]) != np.uint64(0)
+        return has_high and has_low
     low = -1
     for c in range(space.n_values[j]):
         if (cat_words[c >> 6] >> np.uint64(c & 63)) & np.uint64(1) == np.uint64(1):
@@ -319,6 +337,14 @@ def var_can_split(space, v, lo, hi, cat_words):
                 low = r
             elif r != low:
                 return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _any_bits(words):
+    for w in range(words.shape[0]):
+        if words[w] != np.uint64(0):
+            return True
     return False
 
 

@@ -174,3 +174,25 @@ def test_children_descriptors_cannot_split_are_leaves_in_the_chain():
         split += int(chain.forest["feat"][0, 0] >= 0)
     p = stats.binomtest(split, n_chains, 0.5).pvalue
     assert p > P_MIN, (split / n_chains, p)
+
+
+def test_whether_a_descriptor_splits_a_node_matches_its_values():
+    """Two-valued descriptors (fingerprint bits) answer from a bit set of the categories with
+    the higher value, others by walking the values: both must say whether the node's
+    categories take two values (checked on 70 categories, two mask words)."""
+    from bofire_bark.engine.forest import var_can_split
+
+    rng = np.random.default_rng(4)
+    k = 70
+    table = np.column_stack([rng.integers(0, 2, k), rng.integers(0, 3, k), rng.random(k)])
+    space = split_variables(np.array([2]), np.zeros(1), np.array([k - 1.0]), np.array([k]),
+                            [(table, False)])
+    assert space.high[0].any() and not space.high[1].any() and not space.high[2].any()
+    for _ in range(300):
+        present = np.flatnonzero(rng.random(k) < rng.choice([0.03, 0.2, 0.9]))
+        words = np.zeros(2, np.uint64)
+        for c in present:
+            words[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+        for v in range(3):
+            expected = len(np.unique(table[present, v])) >= 2
+            assert var_can_split(space, v, 0.0, 0.0, words) == expected
