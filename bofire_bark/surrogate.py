@@ -169,7 +169,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
 
     # ------------------------------------------------------------------- what it learned
     def feature_relevance(self) -> pd.DataFrame:
-        """Which inputs the forest splits on: one row per input, most relevant first.
+        """Which inputs the forest splits on: one row per input (per descriptor for an input
+        split by its descriptors, named ``key_descriptor``), most relevant first.
 
         ``split_prob`` (sparse prior ``split_prior="dirichlet"``: posterior mean of the input's
         split probability, 90 % interval in ``split_prob_q05`` / ``split_prob_q95``; NaN under
