@@ -60,6 +60,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.settings = data_model
         self.space = SplitSpace.from_inputs(data_model.inputs, data_model.categorical_encodings,
                                             data_model.descriptor_subset_splits)
+        self.engine_space = self.space.engine_space()  # built once: every fit uses it
         self.posterior: Posterior | None = None
         self.chains: list[Chain] | None = None
         self.n_fits = 0
@@ -94,7 +95,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 f"output '{key}' has a non-finite value ({y[bad[0]]}) in row {Y.index[bad[0]]!r}"
                 f" ({len(bad)} such rows): BARK needs finite measurements (a failed experiment "
                 f"is marked with valid_{key} = 0)")
-        space = self.space.engine_space()
+        space = self.engine_space
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
         sampled, table = 0, None
@@ -205,5 +206,5 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         n_samples = s.total_samples if s.prior_only else s.n_samples
         n_chains = 1 if s.prior_only else s.n_chains
         self.posterior, self.n_fits = store.loads(
-            data, self.space.engine_space(), mcmc_settings(s), n_chains, n_samples)
+            data, self.engine_space, mcmc_settings(s), n_chains, n_samples)
         self.chains = self.posterior.chains or None

@@ -16,7 +16,9 @@ from bofire_bark.engine.forest import (
     CONTINUOUS,
     DISCRETE,
     Space,
+    n_words,
     split_variables,
+    two_value_bits,
 )
 
 
@@ -56,21 +58,6 @@ def check_space(space) -> Space:
     return Space(kinds, lower, upper, n_values, *(np.ascontiguousarray(a) for a in space[4:]))
 
 
-def _tables_of(space: Space) -> list:
-    """Per column, the (ranks as a table, subsets) entry that ``split_variables`` takes."""
-    out = []
-    for j in range(len(space.kinds)):
-        vs = range(int(space.var_start[j]), int(space.var_start[j + 1]))
-        desc = [v for v in vs if space.var_desc[v] >= 0]
-        if not desc:
-            out.append(None)
-            continue
-        k = int(space.n_values[j])
-        table = np.stack([space.rank[v, :k] for v in desc], axis=1).astype(float)
-        out.append((table, len(desc) < len(vs)))
-    return out
-
-
 def _check_variables(space: Space, d: int) -> None:
     """The split variables index within the space (kernels do not check)."""
     var_col, var_desc, rank, order, var_start, high = space[4:]
@@ -103,9 +90,8 @@ def _check_variables(space: Space, d: int) -> None:
                 ok = False
                 break
     if ok:
-        rebuilt = split_variables(space.kinds, space.lower, space.upper, space.n_values,
-                                  _tables_of(space))
-        ok = high.shape == rebuilt.high.shape and np.array_equal(high, rebuilt.high)
+        expected = two_value_bits(rank, var_desc >= 0, n_words(space.n_values))
+        ok = high.shape == expected.shape and np.array_equal(high, expected)
     if not ok:
         raise ValueError("space split variables are inconsistent (build them with "
                          "engine.forest.split_variables)")

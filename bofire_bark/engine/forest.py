@@ -148,16 +148,22 @@ def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
         if r is not None:
             rank[v, :len(r)] = r
             order[v, :len(r)] = np.argsort(r, kind="stable")
-    high = np.zeros((n_vars, n_words(np.asarray(n_values))), dtype=np.uint64)
-    for v, r in enumerate(ranks):
-        if r is not None and r.max() == 1:
-            for c in np.flatnonzero(r == 1):
-                high[v, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    high = two_value_bits(rank, np.asarray(var_desc) >= 0, n_words(np.asarray(n_values)))
     return Space(kinds, np.ascontiguousarray(lower, dtype=np.float64),
                  np.ascontiguousarray(upper, dtype=np.float64),
                  np.ascontiguousarray(n_values, dtype=np.int64),
                  np.asarray(var_col, dtype=np.int64), np.asarray(var_desc, dtype=np.int64),
                  rank, order, np.asarray(var_start, dtype=np.int64), high)
+
+
+def two_value_bits(rank: np.ndarray, is_desc: np.ndarray, w: int) -> np.ndarray:
+    """``Space.high`` from the ranks (V, K): for each descriptor variable (``is_desc``) with
+    two values, the bit set of the categories of rank 1; zeros elsewhere."""
+    high = np.zeros((len(rank), w), dtype=np.uint64)
+    for v in np.flatnonzero(is_desc & (rank.max(axis=1, initial=0) == 1)):
+        for c in np.flatnonzero(rank[v] == 1):
+            high[v, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    return high
 
 
 def as_space(space) -> Space:
