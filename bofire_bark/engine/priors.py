@@ -43,10 +43,10 @@ from bofire_bark.engine.forest import (
     Forest,
     Space,
     as_space,
-    n_splittable,
     new_subspace,
     node_subspace,
     split_leaf,
+    splittable_flags,
     var_can_split,
     var_of,
 )
@@ -129,19 +129,19 @@ def draw_rule(state, space, sub, rule_mask, prior):
     Returns feature -1 when no variable can split.
     """
     lo, hi, cats = sub
+    flags = np.empty(space.var_col.shape[0], dtype=np.bool_)
+    n_ok = splittable_flags(space, sub, flags)
     if prior.dirichlet:
-        v = _draw_weighted(state, space, sub, prior.log_w)
+        v = _draw_weighted(state, flags, prior.log_w)
         if v < 0:
             return -1, 0.0
     else:
-        n_ok = n_splittable(space, sub)
         if n_ok == 0:
             return -1, 0.0
         pick = randint(state, n_ok)
         v = -1
         for vv in range(space.var_col.shape[0]):
-            jj = space.var_col[vv]
-            if var_can_split(space, vv, lo[jj], hi[jj], cats[jj]):
+            if flags[vv]:
                 if pick == 0:
                     v = vv
                     break
@@ -215,35 +215,38 @@ def _draw_descriptor_cut(state, space, v, cat_words, rule_mask):
 def log_restricted_total(space, sub, log_w):
     """log of the summed weights of the split variables that can split subspace ``sub``
     (-inf if none can)."""
-    lo, hi, cats = sub
+    flags = np.empty(space.var_col.shape[0], dtype=np.bool_)
+    splittable_flags(space, sub, flags)
+    return log_flagged_total(flags, log_w)
+
+
+@njit(cache=True, nogil=True)
+def log_flagged_total(flags, log_w):
+    """log of the summed weights exp(log_w) of the flagged variables (-inf if none)."""
     top = -np.inf
-    for v in range(space.var_col.shape[0]):
-        j = space.var_col[v]
-        if log_w[v] > top and var_can_split(space, v, lo[j], hi[j], cats[j]):
+    for v in range(flags.shape[0]):
+        if flags[v] and log_w[v] > top:
             top = log_w[v]
     if top == -np.inf:
         return top
     total = 0.0
-    for v in range(space.var_col.shape[0]):
-        j = space.var_col[v]
-        if log_w[v] > -np.inf and var_can_split(space, v, lo[j], hi[j], cats[j]):
+    for v in range(flags.shape[0]):
+        if flags[v] and log_w[v] > -np.inf:
             total += math.exp(log_w[v] - top)
     return top + math.log(total)
 
 
 @njit(cache=True, nogil=True)
-def _draw_weighted(state, space, sub, log_w):
-    """A split variable that can split ``sub`` with probability proportional to exp(log_w)."""
-    lo, hi, cats = sub
-    log_total = log_restricted_total(space, sub, log_w)
+def _draw_weighted(state, flags, log_w):
+    """A flagged variable with probability proportional to exp(log_w); -1 if none."""
+    log_total = log_flagged_total(flags, log_w)
     if log_total == -np.inf:
         return -1
     u = uniform(state)
     last = -1
     acc = 0.0
-    for v in range(space.var_col.shape[0]):
-        j = space.var_col[v]
-        if log_w[v] > -np.inf and var_can_split(space, v, lo[j], hi[j], cats[j]):
+    for v in range(flags.shape[0]):
+        if flags[v] and log_w[v] > -np.inf:
             acc += math.exp(log_w[v] - log_total)
             last = v
             if u < acc:
@@ -402,13 +405,14 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
         shapes[j] = a_p + counts[j]
     draw_log_dirichlet(state, shapes, prior.active, log_new)
     log_r = 0.0
+    flags = np.empty(d, dtype=np.bool_)
     for t in range(m):
         for k in range(cap):
             if feat[t, k] >= 0:
                 node_subspace(forest, space, t, k, sub)
-                if n_splittable(space, sub) < n_active:
-                    log_r += (log_restricted_total(space, sub, prior.log_w)
-                              - log_restricted_total(space, sub, log_new))
+                if splittable_flags(space, sub, flags) < n_active:
+                    log_r += (log_flagged_total(flags, prior.log_w)
+                              - log_flagged_total(flags, log_new))
     if math.log(uniform(state)) < log_r:
         for j in range(d):
             prior.log_w[j] = log_new[j]

@@ -43,9 +43,9 @@ from bofire_bark.engine.forest import (
     FREE,
     LEAF,
     Subspace,
+    any_splittable,
     count_leaves_and_twigs,
     free_pair,
-    n_splittable,
     new_subspace,
     node_subspace,
     nth_node,
@@ -146,13 +146,14 @@ def new_scratch(n_pts, d, w, pcap, mode):
 
 
 @njit(cache=True, nogil=True)
-def _n_col_splittable(space, sub, j):
-    """Number of split variables of column ``j`` that can split subspace ``sub``."""
-    count = 0
-    for v in range(space.var_start[j], space.var_start[j + 1]):
-        if var_can_split(space, v, sub.lo[j], sub.hi[j], sub.cats[j]):
-            count += 1
-    return count
+def _n_other_splittable(space, sub, j):
+    """1 if a split variable of a column other than ``j`` can split subspace ``sub`` (it can
+    then split both children of a split on ``j``), else 0; stops at the first."""
+    for v in range(space.var_col.shape[0]):
+        jj = space.var_col[v]
+        if jj != j and var_can_split(space, v, sub.lo[jj], sub.hi[jj], sub.cats[jj]):
+            return 1
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -314,13 +315,12 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     if move == GROW:
         eta = nth_node(forest, t, np.int64(uniform(state) * w0) % w0, False)
         node_subspace(forest, space, t, eta, sc.node)
-        n_ok = n_splittable(space, sc.node)
         j, th = draw_rule(state, space, sc.node, sc.rule_mask, prior)
         if j < 0:
             uniform(state)  # keep one draw per step for the accept test, for symmetry of streams
             return 0
         d = forest.depth[t, eta]
-        n_other = n_ok - _n_col_splittable(space, sc.node, j)
+        n_other = _n_other_splittable(space, sc.node, j)
         s_l = _child_splittable(space, sc.node, j, th, sc.rule_mask, True, n_other,
                                 sc.child.cats[0])
         s_r = _child_splittable(space, sc.node, j, th, sc.rule_mask, False, n_other,
@@ -393,9 +393,9 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     l_node = forest.left[t, eta]
     r_node = forest.right[t, eta]
     node_subspace(forest, space, t, l_node, sc.child)
-    s_l = n_splittable(space, sc.child) > 0
+    s_l = any_splittable(space, sc.child)
     node_subspace(forest, space, t, r_node, sc.child)
-    s_r = n_splittable(space, sc.child) > 0
+    s_r = any_splittable(space, sc.child)
     old_factor = log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
 
     if move == PRUNE:
@@ -456,9 +456,8 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
 
     # CHANGE: a fresh rule for eta from its own subspace
     node_subspace(forest, space, t, eta, sc.node)
-    n_ok = n_splittable(space, sc.node)
     j, th = draw_rule(state, space, sc.node, sc.rule_mask, prior)
-    n_other = n_ok - _n_col_splittable(space, sc.node, j)
+    n_other = _n_other_splittable(space, sc.node, j)
     s_l = _child_splittable(space, sc.node, j, th, sc.rule_mask, True, n_other,
                             sc.child.cats[0])
     s_r = _child_splittable(space, sc.node, j, th, sc.rule_mask, False, n_other,
