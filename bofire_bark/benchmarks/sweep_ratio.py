@@ -7,8 +7,10 @@ child process per tree (alternating, so the machine's load hits both alike) that
 ``bofire_bark`` from that tree, fits the same data with the same chain seed, and times
 ``Chain.run`` after a warm-up (numba compiles outside the timing). Cases: continuous inputs
 (D = 10, N = 40 and 200; the N-space and leaf-space forms) and a mixed domain (continuous,
-discrete and a 12-category input, N = 40). Prints ms per sweep per tree and the ratio
-(this tree / baseline), median over rounds.
+discrete and a 12-category input, N = 40); trees with descriptor split variables (1822e7b
+on) also a library of 391 categories split by about 1,750 synthetic fingerprint bits and
+counts (N = 30). Prints ms per sweep per tree and the ratio (this tree / baseline), median
+over rounds.
 """
 
 from __future__ import annotations
@@ -44,6 +46,21 @@ X = np.column_stack([rng.random(40), rng.integers(0, 5, 40), rng.integers(0, 12,
 y = X[:, 0] + (X[:, 2] % 3) + 0.1 * rng.standard_normal(40)
 cases["mixed N=40"] = ((np.array([0, 1, 2], np.int64), np.array([0.0, 0, 0]),
                         np.array([1.0, 4, 11]), np.array([0, 5, 12], np.int64)), X, y)
+try:  # trees with descriptor split variables only
+    from bofire_bark.engine.forest import split_variables
+    # a library of 391 categories described like BoFire's FingerprintsFragments of the
+    # photoswitches: 1,700 bits (10 % set) and 50 small counts, at N = 30
+    k = 391
+    table = np.column_stack([rng.random((k, 1700)) < 0.1, rng.integers(0, 4, (k, 50))])
+    table = table[:, table.min(axis=0) < table.max(axis=0)].astype(float)
+    codes = rng.choice(k, 30, replace=False)
+    X = codes[:, None].astype(float)
+    y = table[codes, 0] + table[codes, 1700 - 1] + 0.1 * rng.standard_normal(30)
+    cases["fingerprints N=30"] = (split_variables(
+        np.array([2], np.int64), np.zeros(1), np.array([k - 1.0]), np.array([k], np.int64),
+        [(table, False)]), X, y)
+except ImportError:
+    pass
 for name, (space, X, y) in cases.items():
     chain = Chain(space, MCMCSettings(split_prior="dirichlet"), seed_states(1, 1)[0])
     chain.set_data(X, standardize(y)[0])
