@@ -18,14 +18,13 @@ from __future__ import annotations
 import json
 import pickle
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import REPO
 from benchmarks.bo import DEFAULT_OUT, BOConfig, read_run
 
-REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
 CACHE = REPO / "results" / "acquisition" / "cache"
 SPEC_NAMES = ("reaction", "formulation", "process", "continuous_benchmark")

@@ -55,7 +55,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.acq_cases import REPO, case_names, make_case
+from benchmarks._common import REPO, publish
+from benchmarks.acq_cases import case_names, make_case
 from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
 OUT = REPO / "results" / "acquisition"
@@ -429,9 +430,7 @@ def main(argv=None) -> None:
                                        settings=PAIRS[args.pair]):
                     _append(args.out / "paired.csv", row)
                     print(row, flush=True)
-        text = paired_table(args.out)
-        (args.out / "paired.md").write_text(text)
-        print(text)
+        publish(args.out / "paired.md", paired_table(args.out))
         return
     if args.decompose:
         from benchmarks.decompose import decompose_rows
@@ -442,9 +441,7 @@ def main(argv=None) -> None:
                                           args.step_time, args.sample_time):
                     _append(args.out / "decompose.csv", row)
                     print(row, flush=True)
-        text = decompose_table(args.out)
-        (args.out / "decompose.md").write_text(text + "\n")
-        print(text)
+        publish(args.out / "decompose.md", decompose_table(args.out))
         return
     if args.levers:
         for name in args.cases or LEVER_CASES:
@@ -472,14 +469,12 @@ def main(argv=None) -> None:
                 row = _row_reference(case, i, args.reference_time)
                 _append(args.out / "reference.csv", row)
                 print("reference", row, flush=True)
-    text = summary(args.out)
-    (args.out / "summary.md").write_text(text)
+    text = publish(args.out / "summary.md", summary(args.out))
     if args.out == OUT:
         from benchmarks.plots import embed
 
         for readme in (REPO / "README.md", REPO / "results" / "README.md"):
             embed(readme, "acquisition", text)
-    print(text)
 
 
 if __name__ == "__main__":

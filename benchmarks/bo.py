@@ -59,9 +59,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import REPO
 from benchmarks.functions import BENCHMARKS, make_benchmark
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "results" / "bo"
 # --small's default: outside the tracked results/ (/out/ is git-ignored), so a spot check
 # never rewrites the published runs

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import REPO, publish
 from benchmarks.bo import DEFAULT_OUT, STUDY_BENCHMARKS, BOConfig, read_run
 
 NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
@@ -120,19 +121,14 @@ def main(argv=None) -> None:
 
     if args.against is not None:
         name = args.against.name
-        text = table(args.against / "runs", args.out / "runs", old_label=name,
-                     new_label=args.out.name)
-        (args.out / f"comparison_vs_{name}.md").write_text(text)
-        embed(DEFAULT_OUT.parents[1] / "README.md", f"bo-rerun-{args.out.name}-vs-{name}",
-              text)
-        print(text)
+        text = publish(args.out / f"comparison_vs_{name}.md",
+                       table(args.against / "runs", args.out / "runs", old_label=name,
+                             new_label=args.out.name))
+        embed(REPO / "README.md", f"bo-rerun-{args.out.name}-vs-{name}", text)
         return
-    text = table(new=args.out / "runs")
-    (args.out / "comparison.md").parent.mkdir(parents=True, exist_ok=True)
-    (args.out / "comparison.md").write_text(text)
+    text = publish(args.out / "comparison.md", table(new=args.out / "runs"))
     # one README block per rerun folder (``<!-- bo-rerun-<folder> -->``), if it has one
-    embed(DEFAULT_OUT.parents[1] / "README.md", f"bo-rerun-{args.out.name}", text)
-    print(text)
+    embed(REPO / "README.md", f"bo-rerun-{args.out.name}", text)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import publish
+
 MODELS = ("bark", "bark_subsets", "bark_mixed", "gp")
 DATASETS = ("max", "photoswitch")
 TARGET = "E isomer pi-pi* wavelength in nm"
@@ -158,9 +160,7 @@ def main(argv=None) -> None:
     s.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "summary":
-        text = summary(args.out)
-        (args.out / "summary.md").write_text(text + "\n")
-        print(text)
+        publish(args.out / "summary.md", summary(args.out))
     else:
         run(args.out, args.datasets, args.models, args.splits)
 

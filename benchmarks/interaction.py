@@ -80,10 +80,10 @@ from bofire.data_models.features.api import (
 )
 from bofire.data_models.objectives.api import MaximizeObjective
 
+from benchmarks._common import REPO
 from benchmarks.bo import to_bounds
 from benchmarks.mixing import _override, append_rows, code_version, describe, read_fits
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "results" / "interaction"
 
 # --------------------------------------------------------------------------------------------

@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import publish
+
 N_VALUES = 10
 
 
@@ -152,9 +154,9 @@ def main(argv=None) -> None:
     text = (f"library ask times, {args.asks} asks per path, seed {args.seed}, {args.n} measured "
             f"points\n\n{table.to_string(float_format=lambda x: f'{x:.4g}')}\n")
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+        publish(args.out, text)
+    else:
+        print(text)
 
 
 def _short(v):

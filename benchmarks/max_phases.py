@@ -41,12 +41,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import SHARED_DATA, publish
+
 PROPERTIES = ("e_a", "APF", "C", "m", "Cv", "a_exp", "c_exp", "Z", "I_dist")
 NUISANCE = tuple(f"nuisance{i}" for i in range(16))
 METHODS = ("bark", "bark_uniform", "bark_subsets", "sobo", "random")
 N_INIT = 30
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "max" / \
-    "MAX_data.json"
+DEFAULT_DATA = SHARED_DATA / "max" / "MAX_data.json"
 
 
 def load(path: Path = DEFAULT_DATA) -> pd.DataFrame:
@@ -193,9 +194,7 @@ def main(argv=None) -> None:
     summ.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "summary":
-        text = summary(args.out)
-        (args.out / "summary.md").write_text(text + "\n")
-        print(text)
+        publish(args.out / "summary.md", summary(args.out))
         return
     args.out.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(level=logging.WARNING)

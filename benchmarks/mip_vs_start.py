@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import publish
 from benchmarks.bo import DEFAULT_OUT, BOConfig, beat_start, make_strategy, read_run
 from benchmarks.functions import make_benchmark
 
@@ -84,8 +85,7 @@ def main(argv=None) -> None:
             f"instances (time limit {args.time_limit:g} s); median gap "
             f"{np.nanmedian(table['gap']):.3g}, median start {table['start_s'].median():.2f} s, "
             f"median solve {table['solve_s'].median():.1f} s\n")
-    Path(args.out).write_text(text)
-    print(text)
+    publish(args.out, text)
 
 
 if __name__ == "__main__":

@@ -49,11 +49,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import logging
 import math
-import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -61,10 +59,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks import _common
+from benchmarks._common import REPO
 from benchmarks.functions import BENCHMARKS, make_benchmark
 from bofire_bark import diagnostics
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "results" / "mixing"
 CSV_NAME = "fits.csv"
 SIZES = (10, 20, 40, 60)
@@ -88,14 +87,7 @@ CODE_PATHS = ("bofire_bark/engine", "bofire_bark/surrogate.py", "bofire_bark/dia
 
 def code_version() -> str:
     """HEAD's short hash, plus a digest of uncommitted changes to the fitting code if any."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=True,
-                              capture_output=True, text=True).stdout.strip()
-        diff = subprocess.run(["git", "diff", "HEAD", "--", *CODE_PATHS], cwd=REPO,
-                              check=True, capture_output=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head}+wip:{hashlib.sha1(diff).hexdigest()[:8]}" if diff else head
+    return _common.code_version(CODE_PATHS)
 
 
 def describe(overrides: dict | None) -> str:

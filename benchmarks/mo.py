@@ -114,9 +114,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks._common import REPO
 from benchmarks.bo import (
     ENTMOOT_SOLVER,
-    REPO,
     Unsupported,
     _check_entmoot_discrete,
     _register_entmoot_scip,

@@ -30,8 +30,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_DIR = REPO.parent / "shared" / "data" / "uci"
+from benchmarks._common import REPO, SHARED_DATA, publish
+
+DEFAULT_DATA_DIR = SHARED_DATA / "uci"
 DEFAULT_OUT = REPO / "results" / "regression"
 # --small's default: outside the tracked results/ (/out/ is git-ignored), so a spot check
 # never touches the published table
@@ -340,9 +341,7 @@ def run_from_args(args) -> None:
         splits = min(splits, 2)
     out_dir = out_dir_from_args(args)
     results = run(datasets, splits, args.models, args.data_dir, out_dir, budget, csv_name)
-    text = summarize(results, args.data_dir)
-    (out_dir / summary_name).write_text(text)
-    print(text)
+    publish(out_dir / summary_name, summarize(results, args.data_dir))
 
 
 if __name__ == "__main__":

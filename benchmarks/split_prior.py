@@ -38,7 +38,6 @@ process ran.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
@@ -49,11 +48,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks import _common
 from benchmarks import regression as reg
+from benchmarks._common import REPO
 from benchmarks.bo import BOConfig
 from benchmarks.functions import BENCHMARKS
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "results" / "split_prior"
 PRIORS = ("uniform", "dirichlet")
 VARIANTS = ("original", "nuisance")
@@ -75,16 +75,9 @@ def _read_regression(path: Path) -> pd.DataFrame:
 
 
 def code_version() -> str:
-    """HEAD's short hash, plus a digest of uncommitted changes to the package if any (other
-    work may edit the engine while a study runs; the digest tells such runs apart)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=True,
-                              capture_output=True, text=True).stdout.strip()
-        diff = subprocess.run(["git", "diff", "HEAD", "--", "bofire_bark"], cwd=REPO,
-                              check=True, capture_output=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head}+wip:{hashlib.sha1(diff).hexdigest()[:8]}" if diff else head
+    """HEAD's short hash, plus a digest of uncommitted changes to the package and the study code
+    if any (the study code was inside the package when this column was introduced)."""
+    return _common.code_version(("bofire_bark", "benchmarks"))
 
 
 # --------------------------------------------------------------------------------------------

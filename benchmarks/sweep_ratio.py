@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks._common import REPO
 
 CHILD = r"""
 import json, sys, time
@@ -71,12 +71,12 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "baseline"
         base.mkdir()
-        archive = subprocess.run(["git", "archive", args.baseline, "bofire_bark"], cwd=ROOT,
+        archive = subprocess.run(["git", "archive", args.baseline, "bofire_bark"], cwd=REPO,
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         times: dict[str, dict[str, list[float]]] = {"baseline": {}, "this tree": {}}
         for _ in range(args.rounds):
-            for label, tree in (("baseline", base), ("this tree", ROOT)):
+            for label, tree in (("baseline", base), ("this tree", REPO)):
                 for case, ms in run_child(tree, args.sweeps).items():
                     times[label].setdefault(case, []).append(ms)
     print(f"ms per sweep (median of {args.rounds} rounds, {args.sweeps} sweeps each), "
