@@ -33,12 +33,13 @@ Runs that a method cannot take (a constraint or feature type it refuses) are rec
 ``runs/<benchmark>/<method>/UNSUPPORTED.txt`` with BoFire's reason; runs that crash leave
 ``seed<k>.error.txt`` next to their partial CSV (removed once the run completes).
 
-Runs are independent jobs dispatched with ``joblib.Parallel(n_jobs=...)`` (default 1), so the
-same code scales out with ``joblib.parallel_backend("dask")`` or ``("ray")``.
+Runs are independent jobs dispatched with ``joblib.Parallel(n_jobs=...)`` (default 1), on
+this machine's processes or, with ``--backend dask`` or ``ray``, over a cluster's workers
+(``--scheduler ADDRESS``, else a local cluster; see ``_common.joblib_backend``).
 
     python -m benchmarks bo [--small] [--benchmarks ...] [--methods ...]
         [--seeds 5] [--iterations 40] [--time-limit 10] [--n-jobs 1] [--runs runs]
-        [--solver scip]
+        [--solver scip] [--backend loky|dask|ray] [--scheduler ADDRESS]
 
 ``results/bo/runs`` was made with these defaults (the SCIP MIP, 10 s) and
 ``results/bo/runs_tl30`` with ``--time-limit 30 --runs runs_tl30``. ``--small`` writes to
@@ -59,7 +60,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks._common import REPO
+from benchmarks._common import REPO, add_backend_arguments, study_backend
 from benchmarks.functions import BENCHMARKS, make_benchmark
 
 DEFAULT_OUT = REPO / "results" / "bo"
@@ -378,7 +379,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--time-limit", type=float, default=10.0,
                         help="seconds per MIP solve (BARK and Entmoot)")
-    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
     parser.add_argument("--out-dir", type=Path, default=None,
                         help="default results/bo; with --small out/small/bo")
     parser.add_argument("--runs", default="runs",
@@ -386,6 +386,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solver", default="scip",
                         help="BARK's acquisition search (scip: as in results/bo/runs; auto: "
                         "the grid branch-and-bound, see bo_rerun)")
+    add_backend_arguments(parser)
 
 
 def out_dir_from_args(args) -> Path:
@@ -441,7 +442,8 @@ def run_from_args(args) -> None:
     settings = check_settings(cfg)
     print("BO study:", benches, args.methods, "seeds", seeds, "iterations", cfg.n_iterations,
           settings, flush=True)
-    run_study(benches, args.methods, seeds, cfg, n_jobs=args.n_jobs)
+    with study_backend(args) as n_jobs:
+        run_study(benches, args.methods, seeds, cfg, n_jobs=n_jobs)
 
 
 def main(argv=None) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks._common import REPO, publish
+from benchmarks._common import REPO, add_backend_arguments, publish, study_backend
 from benchmarks.bo import DEFAULT_OUT, STUDY_BENCHMARKS, BOConfig, read_run
 
 NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
@@ -106,17 +106,18 @@ def main(argv=None) -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--out", type=Path, default=NEW_OUT,
                         help="the reruns' folder (runs/ inside it)")
-    parser.add_argument("--n-jobs", type=int, default=1, help="runs at the same time (joblib)")
     parser.add_argument("--max-time", type=float, default=None,
                         help="let the search go on past time_limit up to this many seconds "
                         "while the gap is above extend_gap (results/bo_max_time10: 10)")
     parser.add_argument("--against", type=Path, default=None,
                         help="table: pair with another rerun folder instead of the SCIP-era "
                         "runs (written to comparison_vs_<its name>.md)")
+    add_backend_arguments(parser)
     args = parser.parse_args(argv)
     if args.what == "run":
-        run(args.benchmarks, range(args.seeds), args.iterations, args.out, args.n_jobs,
-            args.max_time)
+        with study_backend(args) as n_jobs:
+            run(args.benchmarks, range(args.seeds), args.iterations, args.out, n_jobs,
+                args.max_time)
     from benchmarks.plots import embed
 
     if args.against is not None:

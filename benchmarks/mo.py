@@ -75,7 +75,8 @@ on some column orders, hence BoTorch directly.) Reference points:
   ``RandomStrategy(seed=0)``, rounded down to 0.1 (``derive_reference``; a second seed gives
   the same point): y1 0.5, y2 0 (the two maximized outputs).
 
-Runs are independent joblib jobs (``--n-jobs``, default 1), seed-major (seed 0 of every
+Runs are independent joblib jobs (``--n-jobs``, default 1; ``--backend dask|ray`` spreads
+them over a cluster), seed-major (seed 0 of every
 benchmark and method first), each on one thread (``--threads``; torch's default of one
 thread per core made a Mobo iteration on CrossCoupling take 205 s instead of 16 s here while
 another process held the second core). ``--method-seeds Mobo=3`` (or
@@ -88,6 +89,7 @@ ask took 400 s: BoFire's exact box decomposition, ``alpha = 0``).
 
     python -m benchmarks mo [--benchmarks ...] [--methods ...] [--seeds 5]
         [--iterations 30] [--n-jobs 1] [--method-seeds M[@B]=K ...] [--retry-unsupported]
+        [--backend loky|dask|ray] [--scheduler ADDRESS]
         [--entmoot-time-limit 10] [--threads 1] [--in-process] [--out-dir results/mo]
     python -m benchmarks mo-plots [--out-dir results/mo] [--no-readme]
 
@@ -114,7 +116,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks._common import REPO
+from benchmarks._common import REPO, add_backend_arguments, study_backend
 from benchmarks.bo import (
     ENTMOOT_SOLVER,
     Unsupported,
@@ -774,7 +776,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--entmoot-time-limit", type=float, default=10.0,
                         help="seconds per Entmoot SCIP solve")
-    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
     parser.add_argument("--retry-unsupported", action="store_true",
                         help="delete UNSUPPORTED.txt markers and try those methods again")
     parser.add_argument("--threads", type=int, default=1,
@@ -784,6 +785,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run each run in the calling process (by default each gets its "
                         "own, so a native crash ends only that run)")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    add_backend_arguments(parser)
 
 
 def add_plot_arguments(parser: argparse.ArgumentParser) -> None:
@@ -805,9 +807,10 @@ def run_from_args(args) -> None:
     print("MO study:", benches, args.methods, "seeds", args.seeds, "from", args.first_seed,
           "iterations", cfg.n_iterations, "overrides", args.method_seeds or "-", settings,
           flush=True)
-    run_study(benches, args.methods, args.seeds, cfg, n_jobs=args.n_jobs,
-              first_seed=args.first_seed, method_seeds=overrides,
-              retry_unsupported=args.retry_unsupported, isolate=not args.in_process)
+    with study_backend(args) as n_jobs:
+        run_study(benches, args.methods, args.seeds, cfg, n_jobs=n_jobs,
+                  first_seed=args.first_seed, method_seeds=overrides,
+                  retry_unsupported=args.retry_unsupported, isolate=not args.in_process)
 
 
 def plots_from_args(args) -> None:
