@@ -56,6 +56,7 @@ import traceback
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -266,6 +267,36 @@ def to_bounds(X: pd.DataFrame, domain) -> tuple[pd.DataFrame, float]:
     return X, worst
 
 
+class Step(NamedTuple):
+    """One ask(1)/tell iteration of a BO run (``tell_ask``)."""
+
+    candidate: pd.DataFrame  # what ask returned (the predictions included)
+    X: pd.DataFrame  # its inputs, within bounds
+    clip: float  # to_bounds' largest clip
+    fit_time: float  # the tell (the fit), s
+    acq_time: float  # the ask, s
+
+
+def tell_ask(strategy, new: pd.DataFrame, keys: list[str], domain) -> Step:
+    """Tell ``strategy`` the ``new`` rows, ask one candidate and clip it into bounds, timing the
+    tell and the ask apart (the runs' ``fit_time`` and ``acq_time``)."""
+    t0 = time.perf_counter()
+    strategy.tell(new)
+    t1 = time.perf_counter()
+    cand = strategy.ask(1)
+    t2 = time.perf_counter()
+    X, clip = to_bounds(cand[keys].reset_index(drop=True), domain)
+    return Step(cand, X, clip, t1 - t0, t2 - t1)
+
+
+def resume_count(rows: list[dict], start_it: int) -> int:
+    """The restarts behind the rows to come: the saved count, plus one when this call resumes a
+    run past its initial design (a resumed run refits from scratch, fresh burn-in, so its later
+    points differ from an uninterrupted run's)."""
+    return max((int(r["resumes"]) for r in rows if pd.notna(r.get("resumes"))),
+               default=0) + (start_it > 1)
+
+
 def _save(rows: list[dict], path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     pd.DataFrame(rows).to_csv(tmp, index=False)
@@ -307,21 +338,14 @@ def run_one(bench_name: str, method: str, seed: int, cfg: BOConfig) -> str:
         experiments["valid_y"] = 1
         new = experiments
         start_it = max(r["iteration"] for r in rows) + 1
-        # a resumed run refits from scratch (fresh burn-in), so its later points differ from an
-        # uninterrupted run's; "resumes" counts the restarts behind each row
-        resumes = max((int(r["resumes"]) for r in rows if pd.notna(r.get("resumes"))),
-                      default=0) + (start_it > 1)
+        resumes = resume_count(rows, start_it)
         for it in range(start_it, cfg.n_iterations + 1):
-            t0 = time.perf_counter()
-            strategy.tell(new)
-            t1 = time.perf_counter()
-            cand = strategy.ask(1)
-            t2 = time.perf_counter()
-            X, clipped = to_bounds(cand[keys].reset_index(drop=True), domain)
+            step = tell_ask(strategy, new, keys, domain)
+            X = step.X
             y = float(bench.f(X)["y"].iloc[0])
             row = {"iteration": it, **X.iloc[0].to_dict(), "y": y, "resumes": resumes,
-                   "bound_clip": clipped,
-                   "best": min(rows[-1]["best"], y), "fit_time": t1 - t0, "acq_time": t2 - t1}
+                   "bound_clip": step.clip, "best": min(rows[-1]["best"], y),
+                   "fit_time": step.fit_time, "acq_time": step.acq_time}
             if method == "BARK" and getattr(strategy, "last_results", None):
                 r = strategy.last_results[-1]
                 # ucb vs start_ucb: whether the solver improved on its starting point

@@ -81,7 +81,7 @@ from bofire.data_models.features.api import (
 from bofire.data_models.objectives.api import MaximizeObjective
 
 from benchmarks._common import REPO
-from benchmarks.bo import to_bounds
+from benchmarks.bo import tell_ask
 from benchmarks.mixing import _override, append_rows, code_version, describe, read_fits
 
 DEFAULT_OUT = REPO / "results" / "interaction"
@@ -492,12 +492,8 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
     resumes = int(pd.to_numeric(done["resumes"]).max()) + (first > 1)
     new = experiments
     for it in range(first, n_iterations + 1):
-        t0 = time.perf_counter()
-        strategy.tell(new)
-        t1 = time.perf_counter()
-        cand = strategy.ask(1)
-        t2 = time.perf_counter()
-        X, _ = to_bounds(cand[INPUTS].reset_index(drop=True), domain)
+        step = tell_ask(strategy, new, INPUTS, domain)
+        cand, X = step.candidate, step.X
         state = _pair_state(strategy, tried)
         y, y_true, pair = observe(X, seed, it)[0], true_yield(X)[0], bool(is_pair(X)[0])
         pair_tried |= pair
@@ -506,8 +502,8 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
         row = {**base, "iteration": it, **X.iloc[0].to_dict(), "y": y, "y_true": y_true,
                "pair": pair, "pair_tried": pair_tried, "best": best,
                "pred": float(cand["yield_pred"].iloc[0]),
-               "pred_sd": float(cand["yield_sd"].iloc[0]), **state, "fit_s": t1 - t0,
-               "ask_s": t2 - t1, "sweeps": fit.sweeps if fit else math.nan,
+               "pred_sd": float(cand["yield_sd"].iloc[0]), **state, "fit_s": step.fit_time,
+               "ask_s": step.acq_time, "sweeps": fit.sweeps if fit else math.nan,
                "rhat_max": _rhat(fit), "resumes": resumes}
         append_rows(path, [row], BO_COLUMNS)
         tried.add((X["solvent"].iloc[0], X["catalyst"].iloc[0]))

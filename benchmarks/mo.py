@@ -125,7 +125,8 @@ from benchmarks.bo import (
     _save,
     initial_design,
     read_run,
-    to_bounds,
+    resume_count,
+    tell_ask,
 )
 from benchmarks.plots import _fmt, embed, finished_only, sign_test_p
 
@@ -433,22 +434,15 @@ def run_one(bench_name: str, method: str, seed: int, cfg: MOConfig,
             _save(rows, path)
         new = pd.DataFrame(rows)[told]
         start_it = max(r["iteration"] for r in rows) + 1
-        # a resumed run refits from scratch; "resumes" counts the restarts behind each row
-        resumes = max((int(r["resumes"]) for r in rows if pd.notna(r.get("resumes"))),
-                      default=0) + (start_it > 1)
+        resumes = resume_count(rows, start_it)
         for it in range(start_it, cfg.n_iterations + 1):
-            t0 = time.perf_counter()
-            strategy.tell(new)
-            t1 = time.perf_counter()
-            cand = strategy.ask(1)
-            t2 = time.perf_counter()
-            X, clipped = to_bounds(cand[keys].reset_index(drop=True), domain)
-            point = pd.concat([X, evaluate(bench, X)], axis=1)
+            step = tell_ask(strategy, new, keys, domain)
+            point = pd.concat([step.X, evaluate(bench, step.X)], axis=1)
             hv = hypervolume(domain, pd.concat([pd.DataFrame(rows), point], ignore_index=True),
                              ref)
             rows.append({"iteration": it, **point.iloc[0].to_dict(), "hypervolume": hv,
-                         "fit_time": t1 - t0, "acq_time": t2 - t1, "resumes": resumes,
-                         "bound_clip": clipped})
+                         "fit_time": step.fit_time, "acq_time": step.acq_time,
+                         "resumes": resumes, "bound_clip": step.clip})
             _save(rows, path)
             new = point[told]
         (out / f"seed{seed}.error.txt").unlink(missing_ok=True)  # an earlier failure, resumed
