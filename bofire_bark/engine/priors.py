@@ -406,13 +406,24 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
     draw_log_dirichlet(state, shapes, prior.active, log_new)
     log_r = 0.0
     flags = np.empty(d, dtype=np.bool_)
+    # every tree's root sees the whole domain: its term once, not once per tree
+    root_term = 0.0
+    root_known = False
     for t in range(m):
         for k in range(cap):
             if feat[t, k] >= 0:
+                if forest.parent[t, k] < 0 and root_known:
+                    log_r += root_term
+                    continue
                 node_subspace(forest, space, t, k, sub)
+                term = 0.0
                 if splittable_flags(space, sub, flags) < n_active:
-                    log_r += (log_flagged_total(flags, prior.log_w)
-                              - log_flagged_total(flags, log_new))
+                    term = (log_flagged_total(flags, prior.log_w)
+                            - log_flagged_total(flags, log_new))
+                    log_r += term
+                if forest.parent[t, k] < 0:
+                    root_term = term
+                    root_known = True
     if math.log(uniform(state)) < log_r:
         for j in range(d):
             prior.log_w[j] = log_new[j]

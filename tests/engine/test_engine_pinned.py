@@ -58,12 +58,27 @@ CASES = {
     "n": ("n", 40, False, {"n_trees": 20, "refresh_every": 7}, (25, 1, 34)),
     "leaf": ("leaf", 150, True, {"n_trees": 10, "beta": 0.5, "refresh_every": 7}, (30, 30, 30)),
     "flat": ("flat", 30, False, {"n_trees": 10}, (40,)),
+    # the sparse split prior's weight updates, and x2 split by three descriptors: pinned after
+    # the one-pass splittability tests, the same digests as the engine of 1822e7b before them
+    "dirichlet": ("n", 40, False, {"n_trees": 20, "split_prior": "dirichlet"}, (25, 1, 34)),
+    "descriptors": ("n", 40, False, {"n_trees": 20, "split_prior": "dirichlet"}, (30, 30)),
 }
+
+
+def _descriptor_space(space):
+    """x2's 70 categories described by a bit, a count and a value (seeded)."""
+    from bofire_bark.engine.forest import split_variables
+
+    rng = np.random.default_rng(70)
+    table = np.column_stack([rng.random(70) < 0.3, rng.integers(0, 4, 70), rng.random(70)])
+    return split_variables(*space, descriptors=[None, None, (table.astype(float), False)])
 
 
 def chain_result(name: str) -> tuple[dict[str, str], tuple[float, float]]:
     likelihood, n, pure_noise, kw, pieces = CASES[name]
     space, X, y = _problem(n, seed=n, pure_noise=pure_noise)
+    if name == "descriptors":
+        space = _descriptor_space(space)
     chain = Chain(space, MCMCSettings(likelihood=likelihood, **kw), seed_states(11, 1)[0],
                   capacity=4)
     chain.set_data(X, y)
@@ -97,12 +112,19 @@ PINNED = {
              "state": "5b36bdd21c5eb6cf", "stats": "1eb5994c1fe1b632"},
     "flat": {"grew": "True", "forest": "42186c3a9c32d3c9", "sigma2": "0x1.42067f2e4e9f1p-3",
              "state": "4a1f1627b56340f8", "stats": "24cc730043e73b3e"},
+    "dirichlet": {"grew": "True", "forest": "11251968031b7638", "sigma2": "0x1.ceb71618aeeafp-4",
+                  "state": "f21693333d535d3d", "stats": "1456c124df39c6bb"},
+    "descriptors": {"grew": "True", "forest": "7fab0b43c0625e26",
+                    "sigma2": "0x1.39dd37fc3becbp-2", "state": "478c17afc281778a",
+                    "stats": "13c797afbc0ed7f0"},
     "fit": {"samples": "52fcedee09d89ee9"},
 }
 PINNED_LOGLIK = {
     "n": (48.09904833425067, -57.5890588151417),
     "leaf": (211.39572822098003, -32.239171184818204),
     "flat": (0.0, 0.0),
+    "dirichlet": (29.87357906321646, -47.2235940913262),
+    "descriptors": (52.99783839275807, -29.673756109109224),
 }
 PINNED_PREDICTION_SUM = [
     [-1.3473841788487402, -7.00377297450869, -0.9139093168038748, 3.3058729379725107,
@@ -130,6 +152,14 @@ def test_pinned_leaf_space_chain():
 
 def test_pinned_prior_only_chain():
     _assert_chain("flat")
+
+
+def test_pinned_sparse_prior_chain():
+    _assert_chain("dirichlet")
+
+
+def test_pinned_descriptor_chain():
+    _assert_chain("descriptors")
 
 
 def test_pinned_fit_and_prediction():
