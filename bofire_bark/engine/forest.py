@@ -334,7 +334,9 @@ def var_can_split(space, v, lo, hi, cat_words):
         for w in range(high.shape[0]):
             has_high = has_high or (cat_words[w] & high[w]) != np.uint64(0)
             has_low = has_low or (cat_words[w] & ~high[w]) != np.uint64(0)
-        return has_high and has_low
+            if has_high and has_low:
+                return True
+        return False
     low = -1
     for w in range(cat_words.shape[0]):
         word = cat_words[w]
