@@ -15,7 +15,7 @@ from bofire_bark.data_models.strategy import BARKStrategy as DataModel
 from bofire_bark.data_models.surrogate import BARKSurrogate as SurrogateDataModel
 from bofire_bark.jit import compiling
 from bofire_bark.optimize.outputs import objective_outputs
-from bofire_bark.optimize.supported import GOAL_OBJECTIVES
+from bofire_bark.supported import GOAL_OBJECTIVES
 from bofire_bark.surrogate import BARKSurrogate, _bar, log_outside_bounds
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ class BARKStrategy(PredictiveStrategy):
     def library(self):
         """The feasible points of the domain when the acquisition enumerates it
         (``optimize.library``), else None; built once, the decision logged at every ask."""
-        from bofire_bark.optimize.finite import library_plan
+        from bofire_bark.space.finite import library_plan
 
         use, why = library_plan(self.space, self.solver)
         if why is not None:

@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from bofire_bark.benchmarks.acq_cases import REPO, case_names, make_case
-from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
+from bofire_bark.defaults import DEFAULT_TIME_LIMIT
 
 OUT = REPO / "results" / "acquisition"
 
@@ -191,8 +191,8 @@ def paired_table(out: Path = OUT) -> str:
 
 
 def _row_reference(case, seed: int, time_limit: float) -> dict:
+    from bofire_bark.defaults import DEFAULT_TIME_LIMIT
     from bofire_bark.optimize import optimize_acquisition
-    from bofire_bark.optimize.defaults import DEFAULT_TIME_LIMIT
 
     t0 = time.perf_counter()
     r = optimize_acquisition(case.posterior, case.domain, case.space, sign=case.sign,
@@ -224,8 +224,8 @@ LEVER_CASES = ("bo:TreeFunctionCat:0:50", "bo:DiscreteAckley:0:46", "bo:PestCont
 def lever_rows(case, time_limit: float) -> list[dict]:
     """Each lever alone and combined, from the same starting point, ``time_limit`` seconds."""
     from bofire_bark.benchmarks.acq_cases import case_start
+    from bofire_bark.defaults import DEFAULT_KAPPA
     from bofire_bark.optimize import bnb
-    from bofire_bark.optimize.defaults import DEFAULT_KAPPA
     from bofire_bark.optimize.model import with_tangent_cuts
     from bofire_bark.optimize.solvers import solve
 

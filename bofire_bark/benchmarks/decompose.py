@@ -143,7 +143,7 @@ def decompose_rows(case, steps: int = 15, step_seconds: float = 0.1,
     """The joint search at the default time limit, the samples' own bounds (lam = 0) and the
     bound after ``steps`` subgradient steps, each search of the last two ``sample_seconds``."""
     from bofire_bark.benchmarks.acq_cases import case_start
-    from bofire_bark.optimize.defaults import DEFAULT_KAPPA, DEFAULT_TIME_LIMIT
+    from bofire_bark.defaults import DEFAULT_KAPPA, DEFAULT_TIME_LIMIT
 
     kappa = DEFAULT_KAPPA
     problem, systems, start = case_start(case, kappa, gps=False)

@@ -25,14 +25,14 @@ _EXPORTS = {
     "LibraryExhaustedError": "result",
     "optimize_library": "library",
     "build_library": "library",
-    "DEFAULT_KAPPA": "defaults",
-    "DEFAULT_TIME_LIMIT": "defaults",
-    "DEFAULT_MIP_GAP": "defaults",
-    "DEFAULT_ABS_GAP": "defaults",
-    "SOLVERS": "defaults",
+    "DEFAULT_KAPPA": "bofire_bark.defaults",
+    "DEFAULT_TIME_LIMIT": "bofire_bark.defaults",
+    "DEFAULT_MIP_GAP": "bofire_bark.defaults",
+    "DEFAULT_ABS_GAP": "bofire_bark.defaults",
+    "SOLVERS": "bofire_bark.defaults",
     "build_problem": "optimizer",
-    "SUPPORTED_CONSTRAINTS": "supported",
-    "TRANSLATABLE_FUNCTIONS": "supported",
+    "SUPPORTED_CONSTRAINTS": "bofire_bark.supported",
+    "TRANSLATABLE_FUNCTIONS": "bofire_bark.supported",
     "check_domain_supported": "constraints",
     "build_model": "model",
     "resolve_solver": "solvers",
@@ -43,5 +43,7 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        where = _EXPORTS[name]
+        module = where if where.startswith("bofire_bark.") else f"{__name__}.{where}"
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

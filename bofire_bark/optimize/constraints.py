@@ -26,8 +26,8 @@ from bofire.data_models.features.api import ContinuousInput
 from bofire_bark.expressions import describe, parse_constraint
 from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, InputBox
-from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS
 from bofire_bark.space import SplitSpace
+from bofire_bark.supported import SUPPORTED_CONSTRAINTS
 
 # Relative margin kept to the right of a continuous threshold (x >= t + margin goes right).
 MARGIN = 1e-6

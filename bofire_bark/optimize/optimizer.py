@@ -33,6 +33,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from bofire_bark.defaults import (
+    DEFAULT_ABS_GAP,
+    DEFAULT_EXTEND_GAP,
+    DEFAULT_KAPPA,
+    DEFAULT_MAX_TIME,
+    DEFAULT_MIP_GAP,
+    DEFAULT_TIME_LIMIT,
+)
 from bofire_bark.kinds import CATEGORICAL
 from bofire_bark.optimize.acquisition import sample_gps
 from bofire_bark.optimize.bnb import relative_gap
@@ -42,14 +50,6 @@ from bofire_bark.optimize.constraints import (
     constraint_specs,
     feasible,
     input_box,
-)
-from bofire_bark.optimize.defaults import (
-    DEFAULT_ABS_GAP,
-    DEFAULT_EXTEND_GAP,
-    DEFAULT_KAPPA,
-    DEFAULT_MAX_TIME,
-    DEFAULT_MIP_GAP,
-    DEFAULT_TIME_LIMIT,
 )
 from bofire_bark.optimize.domain_constraints import NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import build_ensemble

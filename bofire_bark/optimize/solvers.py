@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyomo.environ as pyo
 
-from bofire_bark.optimize.defaults import MIP_SOLVERS
+from bofire_bark.defaults import MIP_SOLVERS
 from bofire_bark.optimize.model import AcquisitionProblem, build_model, set_start
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from bofire_bark.benchmarks.decompose import dual_bound, sample_searches, subgradient
-from bofire_bark.optimize.defaults import DEFAULT_KAPPA
+from bofire_bark.defaults import DEFAULT_KAPPA
 from bofire_bark.optimize.ensemble import CATEGORICAL
 from bofire_bark.optimize.optimizer import build_problem
 
