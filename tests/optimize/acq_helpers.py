@@ -44,10 +44,11 @@ def continuous_domain(d: int = 3, constraints=()) -> Domain:
 
 
 def cells(grid, box):
-    """Every cell of a small grid (``bnb.Grid`` or ``MultiGrid``) as an encoded point (its
+    """Every cell of a small grid (``grid.Grid`` or ``MultiGrid``) as an encoded point (its
     centre)."""
-    from bofire_bark.optimize import bnb
     from bofire_bark.optimize.ensemble import CATEGORICAL
+    from bofire_bark.optimize.grid.model import _words
+    from bofire_bark.optimize.grid.points import centre
 
     axes = []
     for j in range(grid.d):
@@ -60,5 +61,5 @@ def cells(grid, box):
         cat = np.zeros((grid.d, grid.gm.n_words), dtype=np.uint64)
         for j, (k, c) in enumerate(combo):
             if k == "cat":
-                cat[j] = bnb._words([c], grid.gm.n_words)
-        yield bnb.centre(grid, lo, lo.copy(), cat)
+                cat[j] = _words([c], grid.gm.n_words)
+        yield centre(grid, lo, lo.copy(), cat)

@@ -9,7 +9,7 @@ import numpy as np
 from bofire_bark.benchmarks.decompose import dual_bound, sample_searches, subgradient
 from bofire_bark.defaults import DEFAULT_KAPPA
 from bofire_bark.optimize.ensemble import CATEGORICAL
-from bofire_bark.optimize.optimizer import build_problem
+from bofire_bark.optimize.problem import build_problem
 
 
 def _setup(mixed):
