@@ -10,6 +10,7 @@ import numpy as np
 
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, InputBox
 from bofire_bark.optimize.grid.bound import LAM_OFF, LAM_UNDECIDED, box_bound, scratch
+from bofire_bark.optimize.grid.loop import child
 from bofire_bark.optimize.grid.model import GridModel, _words
 from bofire_bark.optimize.grid.pruning import PRUNE_TOL
 
@@ -110,21 +111,14 @@ class Grid:
         return vlo, vhi
 
     def branch(self, lo, hi, cat, split: int):
-        """The two children of a box at one of its undecided splits (``box_bound`` chose it):
-        the threshold's two sides, or a categorical split's left codes against the rest."""
-        bm = self.gm.bm
-        node_feat, node_thr, node_lmask = bm.node_feat, bm.node_thr, bm.node_lmask
-        j = int(node_feat[split])
-        if self.box.kinds[j] == CATEGORICAL:
-            left_cat, right_cat = cat.copy(), cat.copy()
-            left_cat[j] = cat[j] & node_lmask[split]
-            right_cat[j] = cat[j] & ~node_lmask[split]
-            return (lo, hi, left_cat), (lo, hi, right_cat)
-        i = int(node_thr[split])
-        left_hi, right_lo = hi.copy(), lo.copy()
-        left_hi[j] = i
-        right_lo[j] = i + 1
-        return (lo, left_hi, cat), (right_lo, hi, cat)
+        """The two children of a box at one of its undecided splits (``box_bound`` chose it),
+        by the numba loop's own step (``loop.child``)."""
+        d, w = cat.shape
+        k_lo, k_hi = np.empty((2, d), np.int64), np.empty((2, d), np.int64)
+        k_cat = np.empty((2, d, w), np.uint64)
+        for side in range(2):
+            child(self.gm.bm, lo, hi, cat, split, side, k_lo[side], k_hi[side], k_cat[side])
+        return (k_lo[0], k_hi[0], k_cat[0]), (k_lo[1], k_hi[1], k_cat[1])
 
 
 class MultiGrid:

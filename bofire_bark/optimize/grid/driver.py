@@ -18,7 +18,9 @@ but which cannot be proven empty stays in the bound ("unresolved").
 
 With one output and no domain constraints the same loop runs in numba (``grid.loop``);
 constraints and several outputs (``MultiGrid``) use the Python loop here. Both take the same
-steps in the same order (``grid.loop``'s docstring); the settings are a ``GridSettings``.
+steps in the same order (``grid.loop``'s docstring) and share the loop's numba steps where no
+constraint needs Python (``loop.child`` branches, ``loop.backoff_*`` space the dives); the
+settings are a ``GridSettings``.
 """
 
 from __future__ import annotations
@@ -90,24 +92,6 @@ class _Stop:
     def out_of_time(self, now: float, value: float, bound: float) -> bool:
         return now > self.stop_at or (now > self.soft_at
                                       and relative_gap(value, bound) <= self.extend_gap)
-
-
-class _Backoff:
-    """The dives' backoff (``GridSettings.dive_backoff``), as ``grid.loop._dive_with_backoff``
-    keeps it in ``st[PERIOD]`` and ``st[SKIP]``."""
-
-    def __init__(self, max_period: int):
-        self.max_period, self.period, self.skip = max_period, 1, 0
-
-    def due(self) -> bool:
-        if self.skip > 0:
-            self.skip -= 1
-            return False
-        return True
-
-    def record(self, improved: bool) -> None:
-        self.period = 1 if improved else min(2 * self.period, self.max_period)
-        self.skip = self.period - 1
 
 
 def _may_hold(grid: Grid, cons: Constraints, child) -> bool:
@@ -182,7 +166,8 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
 def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchResult:
     best_x, best_v = start
     dive_every = settings.dive_every
-    backoff = _Backoff(max_period)
+    st = np.zeros(7, np.int64)  # the backoff's state, as the numba loop keeps it
+    st[gl.PERIOD] = 1
     grid.fit_multipliers(best_v, settings.n_lagrange)
     lo, hi, cat = grid.root()
     ub, n_und, split = grid.bound(lo, hi, cat)
@@ -238,12 +223,12 @@ def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchR
                 v = grid.value(x)
                 if v > best_v:
                     best_x, best_v = x, v
-        if dive_every and nodes % dive_every == 1 and backoff.due():
+        if dive_every and nodes % dive_every == 1 and gl.backoff_due(st):
             x, v = _dive(grid, cons, (lo, hi, cat), split, best_v, rng)
             improved = x is not None and v > best_v
             if improved:
                 best_x, best_v = x, v
-            backoff.record(improved)
+            gl.backoff_record(st, improved, max_period)
     else:
         open_bound = max(unresolved, default=-math.inf)
         status = "infeasible" if best_x is None and not unresolved else (

@@ -105,18 +105,34 @@ def _bound(lp, lo, hi, cat):
 
 
 @njit(cache=True, nogil=True)
-def _dive_with_backoff(lp, lo, hi, cat, split, best, st, max_period, work):
-    """A dive from box (lo, hi, cat) unless the backoff skips it; a better point becomes the
-    incumbent and resets the backoff, a fruitless dive doubles it (up to ``max_period``)."""
+def backoff_due(st):
+    """Whether a dive is due (both loops): False while the backoff skips chances."""
     if st[SKIP] > 0:
         st[SKIP] -= 1
-        return
-    v = _dive(lp, lo, hi, cat, split, best.v[0], work)
-    if _take_if_better(v, work.o_lo, work.o_hi, work.o_cat, best, st):
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def backoff_record(st, improved, max_period):
+    """After a dive (both loops): a better point resets the backoff, a fruitless dive doubles
+    the run of chances skipped (up to ``max_period`` - 1)."""
+    if improved:
         st[PERIOD] = 1
     else:
         st[PERIOD] = min(2 * st[PERIOD], max_period)
     st[SKIP] = st[PERIOD] - 1
+
+
+@njit(cache=True, nogil=True)
+def _dive_with_backoff(lp, lo, hi, cat, split, best, st, max_period, work):
+    """A dive from box (lo, hi, cat) unless the backoff skips it; a better point becomes the
+    incumbent."""
+    if not backoff_due(st):
+        return
+    v = _dive(lp, lo, hi, cat, split, best.v[0], work)
+    backoff_record(st, _take_if_better(v, work.o_lo, work.o_hi, work.o_cat, best, st),
+                   max_period)
 
 
 @njit(cache=True, nogil=True)
@@ -234,9 +250,10 @@ def _pop(h_key, h_cnt, h_slot, size):
 
 
 @njit(cache=True, nogil=True)
-def _child(bm, lo, hi, cat, split, side, k_lo, k_hi, k_cat):
-    """Write child ``side`` (0 left, 1 right) of a box at ``split`` (``Grid.branch``) into
-    k_*; False when it holds no category of the split feature (``driver._may_hold``)."""
+def child(bm, lo, hi, cat, split, side, k_lo, k_hi, k_cat):
+    """Write child ``side`` (0 left, 1 right) of a box at ``split`` into k_* (both loops:
+    ``Grid.branch`` calls it): a threshold's two sides, or a categorical split's left codes
+    against the rest; False when it holds no category of the split feature."""
     node_feat, node_thr, node_lmask = bm.node_feat, bm.node_thr, bm.node_lmask
     k_lo[:] = lo
     k_hi[:] = hi
@@ -278,7 +295,7 @@ def _dive(lp, lo, hi, cat, split, best_v, work, max_depth=200):
         top = -np.inf
         next_split = -1
         for side in range(2):
-            if not _child(lp.bm, d_lo, d_hi, d_cat, split, side, k_lo, k_hi, k_cat):
+            if not child(lp.bm, d_lo, d_hi, d_cat, split, side, k_lo, k_hi, k_cat):
                 continue
             c_ub, _c_und, c_split = _bound(lp, k_lo, k_hi, k_cat)
             if c_ub > best_v and (not found or c_ub > top):
@@ -347,8 +364,8 @@ def search_chunk(lp, hp, best, max_nodes, mip_gap, abs_gap, dive_every, max_peri
             _take_if_better(top, lo, hi, cat, best, st)
             continue
         for side in range(2):
-            k_ok[side] = _child(lp.bm, lo, hi, cat, split, side, k_lo[side], k_hi[side],
-                                k_cat[side])
+            k_ok[side] = child(lp.bm, lo, hi, cat, split, side, k_lo[side], k_hi[side],
+                               k_cat[side])
             if k_ok[side]:
                 k_ub[side], k_und[side], k_split[side] = _bound(lp, k_lo[side], k_hi[side],
                                                                 k_cat[side])
