@@ -89,7 +89,10 @@ class _Work(NamedTuple):
     choice: np.ndarray
 
 
-@njit(cache=True, nogil=True)
+# The per-sample kernels are inlined into box_bound: called, each would receive the whole
+# BoundModel by value (36 arrays) per sample and box (measured 3-5 % fewer bound calls per
+# second than the separate arrays of before; inlined, 1-3 % more).
+@njit(cache=True, nogil=True, inline="always")
 def _reachable(bm, box_lo, box_hi, box_cat, reach, undecided, und_start):
     """Mark in ``reach`` (L,) the leaves every tree can reach in the box; write the node ids of
     splits with both sides reachable to ``undecided`` (tree by tree: tree u's are
@@ -141,7 +144,7 @@ def _reachable(bm, box_lo, box_hi, box_cat, reach, undecided, und_start):
     return n_und
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sample_bound(bm, s, reach, wk, use_lam, code_box):
     """Upper bound of sign mu_s + kappa sd_s over the box whose leaves are ``reach``.
 
@@ -229,7 +232,7 @@ def _sample_bound(bm, s, reach, wk, use_lam, code_box):
     return bound
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _dual_bound(bm, s, wk):
     """The N-space bound (module docstring), the best of ``bm.n_dual`` Frank-Wolfe
     linearizations, and the weight alpha of g in its best separable form (``wk.g[1]`` holds
@@ -310,7 +313,7 @@ def _best_code(lam, off, n_codes, leaf_mask, box_mask):
     return best if best > -np.inf else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _record_codes(bm, s, wk, code_box, grad):
     """For every tree of sample s, its best leaf's best code of every categorical feature it
     splits on (1 in ``grad``, laid out as ``lam``): the subgradient of the relaxation."""
@@ -341,7 +344,7 @@ def _record_codes(bm, s, wk, code_box, grad):
                 grad[off + c_best] = 1.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _add_impacts(bm, s, w, und_start, wk, sc, impact):
     """Add to ``impact`` (per undecided split, 2 columns) w times max(best phi right - best
     phi left, 0) and max(best phi left - best phi right, 0) for sample s: how much the left and
@@ -403,7 +406,7 @@ def feature_scores(node_feat, undecided, n_und, impact, D, product):
     return score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _code_box(bm, box_lo, box_hi, box_cat):
     """The codes a box allows: its categories, or the bins its cell range meets."""
     bin_first, bin_last = bm.bin_first, bm.bin_last
@@ -421,7 +424,7 @@ def _code_box(bm, box_lo, box_hi, box_cat):
     return code_box
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _work(bm):
     S, m = bm.s_tree_u.shape
     pmax = 0
