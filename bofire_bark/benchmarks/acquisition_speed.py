@@ -103,12 +103,12 @@ def run_case(case: str, args) -> None:
             post = pickle.load(f)  # trusted: this study's cache
     elif args.prior_beta is not None:  # forests from the prior (the paper's BARKPrior)
         post = sample_prior(X, y, space.engine_arrays(),
-                            MCMCSettings(n_trees=50, beta=args.prior_beta), n_samples=16,
-                            seed=0)
+                            MCMCSettings(n_trees=50, beta=args.prior_beta,
+                                         split_prior="uniform"), n_samples=16, seed=0)
     else:
-        post = fit_posterior(X, y, space.engine_arrays(), MCMCSettings(n_trees=50),
-                             n_chains=4, n_samples=4, thinning=args.thinning,
-                             burn_in=args.burn_in, seed=0)
+        post = fit_posterior(X, y, space.engine_arrays(),
+                             MCMCSettings(n_trees=50, split_prior="uniform"), n_chains=4,
+                             n_samples=4, thinning=args.thinning, burn_in=args.burn_in, seed=0)
         post = dataclasses.replace(post, chains=[])
     if path and not os.path.exists(path):
         with open(path, "wb") as f:
