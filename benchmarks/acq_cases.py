@@ -167,7 +167,7 @@ def case_start(case: Case, kappa: float, gps: bool = True):
     starts it (the default random draws and ascents); ``gps=False`` skips the MIP's cone data."""
     from bofire_bark.optimize.constraints import feasible
     from bofire_bark.optimize.incumbent import find_incumbent
-    from bofire_bark.optimize.optimizer import build_problem
+    from bofire_bark.optimize.problem import build_problem
 
     problem, systems = build_problem(case.posterior, case.domain, case.space, kappa, case.sign,
                                      gps=gps)

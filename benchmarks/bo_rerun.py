@@ -32,7 +32,7 @@ NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1,
         max_time: float | None = None) -> None:
     from benchmarks.bo import check_settings, run_study
-    from bofire_bark.optimize.defaults import (
+    from bofire_bark.defaults import (
         DEFAULT_EXTEND_GAP,
         DEFAULT_MAX_TIME,
         DEFAULT_TIME_LIMIT,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bofire_bark.optimize import bnb
+from bofire_bark.optimize import grid as bnb
 from bofire_bark.optimize.ensemble import CATEGORICAL
 
 
@@ -46,18 +46,33 @@ def one_sample(posterior, s: int):
 
 def sample_searches(case, kappa: float) -> list[SampleSearch]:
     """Per sample of ``case.posterior``, the grid search of its UCB alone."""
-    from bofire_bark.optimize.optimizer import build_problem
+    from bofire_bark.optimize.problem import build_problem
 
     out = []
     for s in range(case.posterior.n_samples):
         post = one_sample(case.posterior, s)
         problem, systems = build_problem(post, case.domain, case.space, kappa, case.sign,
                                          gps=False)
-        gm = bnb.grid_model(problem, systems, post, **bnb.relaxation(False))
+        gm = bnb.grid_model(problem, systems, post)
         out.append(SampleSearch(bnb.Grid(gm, problem.box),
                                 bnb.Constraints(problem.constraints, problem.box,
                                                 problem.delta),
-                                gm.first_copies(), gm.n_codes))
+                                first_copies(gm), gm.n_codes))
+    return out
+
+
+def first_copies(gm, sample: int = 0) -> dict[int, int]:
+    """Per categorical feature some tree of ``sample`` splits on, the offset in ``gm.lam`` of
+    the first of its trees' copies (``n_codes`` values, one per code). Values put there add a
+    term of that feature's code to the objective (at a point: the sum of its copies' values at
+    its code) without breaking the relaxation."""
+    bm = gm.bm
+    out = {}
+    for t in range(bm.s_tree_u.shape[1]):
+        u = bm.s_tree_u[sample, t]
+        for f in range(bm.tf_ptr[u + 1] - bm.tf_ptr[u]):
+            out.setdefault(int(bm.tf_j[bm.tf_ptr[u] + f]),
+                           int(bm.lam_ptr[sample, t] + f * bm.n_codes))
     return out
 
 
@@ -90,7 +105,7 @@ def dual_bound(searches: list[SampleSearch], lam: np.ndarray, box, x0: np.ndarra
         # not cancel either, and nothing would cut the box to make them
         ss.grid.use_lam = 3
         res = bnb.search(ss.grid, ss.cons, x0, ss.grid.value(x0), seconds, gap, 0.0, 0,
-                         n_lagrange=0)
+                         settings=bnb.GridSettings(n_lagrange=0))
         x = np.array(res.x, dtype=np.float64)
         value = res.value
         # a decided box's value is its best code's: the point takes that code
@@ -143,14 +158,13 @@ def decompose_rows(case, steps: int = 15, step_seconds: float = 0.1,
     """The joint search at the default time limit, the samples' own bounds (lam = 0) and the
     bound after ``steps`` subgradient steps, each search of the last two ``sample_seconds``."""
     from benchmarks.acq_cases import case_start
-    from bofire_bark.optimize.defaults import DEFAULT_KAPPA, DEFAULT_TIME_LIMIT
+    from bofire_bark.defaults import DEFAULT_KAPPA, DEFAULT_TIME_LIMIT
 
     kappa = DEFAULT_KAPPA
     problem, systems, start = case_start(case, kappa, gps=False)
     box = problem.box
     t0 = time.perf_counter()
-    grid = bnb.Grid(bnb.grid_model(problem, systems, case.posterior, **bnb.relaxation(False)),
-                    box)
+    grid = bnb.Grid(bnb.grid_model(problem, systems, case.posterior), box)
     joint = bnb.search(grid, bnb.Constraints(problem.constraints, box, problem.delta),
                        start.x, start.value, DEFAULT_TIME_LIMIT, 0.1, 0.01)
     rows = [{"case": case.name, "bound_by": "joint search", "seconds":

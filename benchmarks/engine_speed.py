@@ -229,7 +229,8 @@ def time_single(X, y, form: str, burn: int, sweeps: int, repeats: int, budget_s:
     from bofire_bark.engine import Chain, MCMCSettings
     from bofire_bark.engine.rng import seed_states
 
-    chain = Chain(make_space(X.shape[1]), MCMCSettings(likelihood=form), seed_states(0, 1)[0])
+    chain = Chain(make_space(X.shape[1]), MCMCSettings(likelihood=form, split_prior="uniform"),
+                  seed_states(0, 1)[0])
     chain.set_data(X, y)
     done, secs = _run_budgeted(chain, burn, 2.0 * budget_s)
     est = secs / max(done, 1)
@@ -251,7 +252,8 @@ def time_parallel(X, y, form: str, burn: int, k: int, repeats: int, n_chains: in
     from bofire_bark.engine.rng import seed_states
 
     space = make_space(X.shape[1])
-    chains = [Chain(space, MCMCSettings(likelihood=form), st) for st in seed_states(0, n_chains)]
+    settings = MCMCSettings(likelihood=form, split_prior="uniform")
+    chains = [Chain(space, settings, st) for st in seed_states(0, n_chains)]
     for c in chains:
         c.set_data(X, y)
     with ThreadPoolExecutor(max_workers=n_chains) as pool:
@@ -531,7 +533,7 @@ def warm_engine() -> None:
             X,
             y,
             space,
-            MCMCSettings(likelihood=form),
+            MCMCSettings(likelihood=form, split_prior="uniform"),
             n_chains=1,
             n_samples=1,
             thinning=2,

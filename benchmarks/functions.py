@@ -155,10 +155,10 @@ class TreeFunction(Benchmark):
         import types
 
         from bofire_bark.engine.forest import assign_columns
-        from bofire_bark.optimize import bnb
+        from bofire_bark.optimize import grid as bnb
         from bofire_bark.optimize.constraints import active_delta, input_box
         from bofire_bark.optimize.ensemble import build_ensemble
-        from bofire_bark.optimize.model import AcquisitionProblem
+        from bofire_bark.optimize.problem import AcquisitionProblem
 
         f = self._forest
         samples = {k: f[k][None] for k in ("feat", "thr", "mask", "left", "right")}

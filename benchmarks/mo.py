@@ -307,7 +307,7 @@ def _register_entmoot_scip_ipopt() -> None:
     import pyomo.environ as pyo
     from pyomo.opt import SolverFactory
 
-    from bofire_bark.optimize.solvers import ipopt_optfile
+    from bofire_bark.optimize.mip.solvers import ipopt_optfile
 
     if ENTMOOT_SOLVER_MO in SolverFactory._cls:
         return

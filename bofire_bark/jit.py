@@ -91,7 +91,8 @@ def drop_stale_caches() -> None:
         return
     digest = hashlib.sha256()
     # the kernels' modules, and kinds.py, whose constants are compiled into them
-    sources = [PACKAGE / "kinds.py", *PACKAGE.glob("engine/*.py"), *PACKAGE.glob("optimize/*.py")]
+    sources = [PACKAGE / "kinds.py", *PACKAGE.glob("engine/*.py"),
+               *PACKAGE.glob("optimize/**/*.py")]
     for path in sorted(sources):
         digest.update(str(path.relative_to(PACKAGE)).encode())
         digest.update(path.read_bytes())

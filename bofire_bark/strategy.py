@@ -15,7 +15,7 @@ from bofire_bark.data_models.strategy import BARKStrategy as DataModel
 from bofire_bark.data_models.surrogate import BARKSurrogate as SurrogateDataModel
 from bofire_bark.jit import compiling
 from bofire_bark.optimize.outputs import objective_outputs
-from bofire_bark.optimize.supported import GOAL_OBJECTIVES
+from bofire_bark.supported import GOAL_OBJECTIVES
 from bofire_bark.surrogate import BARKSurrogate, _bar, log_outside_bounds
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ class BARKStrategy(PredictiveStrategy):
     def library(self):
         """The feasible points of the domain when the acquisition enumerates it
         (``optimize.library``), else None; built once, the decision logged at every ask."""
-        from bofire_bark.optimize.finite import library_plan
+        from bofire_bark.space.finite import library_plan
 
         use, why = library_plan(self.space, self.solver)
         if why is not None:
@@ -202,23 +202,27 @@ class BARKStrategy(PredictiveStrategy):
                 exclude = np.vstack(blocks) if blocks else None
             return optimize_library(library, self.posteriors(), self.acquisition(seed),
                                     self.space, self.kappa, pending=pending, exclude=exclude)
-        from bofire_bark.optimize import optimize_acquisition
-        from bofire_bark.optimize.optimizer import optimize_outputs
+        from bofire_bark.optimize import optimize_acquisition, optimize_outputs
 
+        settings = self.acquisition_settings(seed)
         if self.single:
-            return optimize_acquisition(
-                posterior, self.domain, self.space, kappa=self.kappa, sign=self.sign,
-                pending=pending, solver=self.solver, time_limit=self.time_limit,
-                mip_gap=self.mip_gap, abs_gap=self.abs_gap, n_random=self.n_start_points,
-                seed=seed, max_time=self.max_time, extend_gap=self.extend_gap)
+            return optimize_acquisition(posterior, self.domain, self.space, settings,
+                                        sign=self.sign, pending=pending)
         acq = self.acquisition(seed)
         logger.info("BARK acquisition weights %s", dict(zip(
             [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
-        return optimize_outputs(
-            self.posteriors(), acq, self.domain, self.space, kappa=self.kappa,
-            pending=pending, time_limit=self.time_limit, mip_gap=self.mip_gap,
-            abs_gap=self.abs_gap, n_random=self.n_start_points, seed=seed,
-            max_time=self.max_time, extend_gap=self.extend_gap)
+        return optimize_outputs(self.posteriors(), acq, self.domain, self.space, settings,
+                                pending=pending)
+
+    def acquisition_settings(self, seed: int | None = None):
+        """The ``optimize.AcquisitionSettings`` of a solve: this strategy's settings and
+        ``seed``."""
+        from bofire_bark.optimize.settings import AcquisitionSettings
+
+        return AcquisitionSettings(
+            kappa=self.kappa, solver=self.solver, time_limit=self.time_limit,
+            mip_gap=self.mip_gap, abs_gap=self.abs_gap, max_time=self.max_time,
+            extend_gap=self.extend_gap, n_random=self.n_start_points, seed=seed)
 
     def posteriors(self) -> dict:
         """Output key -> fitted ``engine.Posterior`` of every output."""

@@ -177,7 +177,7 @@ def test_unparseable_nonlinear_expression_named():
 
 def test_one_list_of_translatable_functions():
     """The names the spec accepts are exactly those the MIP translates."""
-    from bofire_bark.optimize.domain_constraints import FUNCTIONS
-    from bofire_bark.optimize.supported import TRANSLATABLE_FUNCTIONS
+    from bofire_bark.optimize.mip.constraints import FUNCTIONS
+    from bofire_bark.supported import TRANSLATABLE_FUNCTIONS
 
     assert set(FUNCTIONS) == set(TRANSLATABLE_FUNCTIONS)

@@ -39,8 +39,9 @@ def test_rhat_near_one_for_a_long_flat_likelihood_run():
     of the tree size are near 1 and the ESS is in the hundreds (8,000 draws; the noise walk
     is slow on the heavy InvGamma tail)."""
     X, y = two_input_problem()
-    post = fit_posterior(X, y, unit_space(N_INPUTS), MCMCSettings(n_trees=20, likelihood="flat"),
-                         n_chains=4, n_samples=20, thinning=100, burn_in=200, seed=3)
+    settings = MCMCSettings(n_trees=20, likelihood="flat", split_prior="uniform")
+    post = fit_posterior(X, y, unit_space(N_INPUTS), settings, n_chains=4, n_samples=20,
+                         thinning=100, burn_in=200, seed=3)
     idata = diagnostics.to_inference_data(post, [f"x{j}" for j in range(N_INPUTS)])
     rhat = az.rhat(idata, var_names=["noise_var", "leaves_per_tree"])
     ess = az.ess(idata, var_names=["noise_var", "leaves_per_tree"])

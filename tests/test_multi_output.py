@@ -27,7 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 
 import bofire_bark  # noqa: F401
 from bofire_bark.data_models import BARKSettings, BARKStrategy
-from bofire_bark.optimize.optimizer import InfeasibleOutputLimitError
+from bofire_bark.optimize.result import InfeasibleOutputLimitError
 
 SPEC = Path(__file__).parents[1] / "specs" / "pipeline.json"
 FAST = BARKSettings(n_trees=10, n_chains=2, n_samples=2, thinning=10, burn_in=100)

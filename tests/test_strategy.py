@@ -244,7 +244,8 @@ def recording_solver(monkeypatch) -> list:
     seeds = []
 
     def record(*args, **kwargs):
-        seeds.append(kwargs["seed"])
+        settings = kwargs["settings"] if "settings" in kwargs else args[3]
+        seeds.append(settings.seed)
         return real(*args, **kwargs)
 
     # _solve imports the name from the package at call time, so patching the package suffices

@@ -19,8 +19,9 @@ from pydantic import Field, field_validator, model_validator
 
 from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 
-# What the MIP can express is declared next to it, in a module free of Pyomo.
-from bofire_bark.optimize.defaults import (
+# Defaults and what the searches can express are declared at the bottom of the package
+# (no optimizer import here).
+from bofire_bark.defaults import (
     DEFAULT_ABS_GAP,
     DEFAULT_EXTEND_GAP,
     DEFAULT_KAPPA,
@@ -30,15 +31,15 @@ from bofire_bark.optimize.defaults import (
     LIBRARY_LIMIT,
     SOLVERS,
 )
-from bofire_bark.optimize.finite import library_size
-from bofire_bark.optimize.supported import (
+from bofire_bark.space.finite import library_size
+from bofire_bark.space.split_space import check_encodings
+from bofire_bark.supported import (
     GOAL_OBJECTIVES,
     LIBRARY_CONSTRAINTS,
     LIMIT_OBJECTIVES,
     SCALARIZATIONS,
     SUPPORTED_CONSTRAINTS,  # noqa: F401 (re-exported)
 )
-from bofire_bark.space.split_space import check_encodings
 
 
 class BARKStrategy(PredictiveStrategy):

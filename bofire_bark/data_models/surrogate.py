@@ -14,6 +14,7 @@ from bofire.data_models.molfeatures.api import AnyMolFeatures
 from bofire.data_models.surrogates.surrogate import Surrogate
 from pydantic import Field, field_validator, model_validator
 
+from bofire_bark.defaults import DEFAULT_SPLIT_PRIOR
 from bofire_bark.space.split_space import SUPPORTED_INPUTS, check_encodings
 
 
@@ -61,7 +62,7 @@ class BARKSettings(BaseModel):
     # (results/interaction, Fisher p 0.022); earlier: no worse on the paper's UCI sets,
     # better with nuisance inputs (results/split_prior).
     split_prior: Literal["uniform", "dirichlet"] = Field(
-        default="dirichlet", description=(
+        default=DEFAULT_SPLIT_PRIOR, description=(
             "Prior of the feature each split uses. 'dirichlet' (default): sparse weights s ~ "
             "Dirichlet(a/P, ..., a/P) over the P inputs, a/(a+P) ~ Beta(0.5, 1) (Linero's "
             "DART, not in the paper), learned from the trees' splits, so the forest "

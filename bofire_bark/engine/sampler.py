@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from bofire_bark.defaults import DEFAULT_SPLIT_PRIOR, SPLIT_PRIORS
 from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import (
     FOREST_KEYS,
@@ -57,7 +58,8 @@ MODES = {"flat": FLAT, "n": NSPACE, "leaf": LEAFSPACE}
 
 @dataclass(frozen=True)
 class MCMCSettings:
-    """Sampler settings; defaults are the paper's (m=50, alpha=0.95, beta=2, nu=3, q=0.9)."""
+    """Sampler settings; defaults are the paper's (m=50, alpha=0.95, beta=2, nu=3, q=0.9),
+    except the split prior: the library's (``bofire_bark.defaults.DEFAULT_SPLIT_PRIOR``)."""
 
     n_trees: int = 50
     alpha: float = 0.95
@@ -67,7 +69,8 @@ class MCMCSettings:
     noise_step: float = 0.5
     refresh_every: int = 200
     likelihood: str = "auto"
-    split_prior: str = "uniform"  # or "dirichlet" (sparse, DART-style; see priors.py)
+    split_prior: str = DEFAULT_SPLIT_PRIOR  # "dirichlet" (sparse, DART-style, priors.py) or
+    # "uniform" (the paper's)
 
 
 # Columns of a chain's trace (one row per recorded sweep): these, then V split probabilities
@@ -216,7 +219,7 @@ class Chain:
         self.space = as_space(space)
         self.kinds, self.lower, self.upper, self.n_values = self.space[:4]
         self.settings = settings
-        if settings.split_prior not in ("uniform", "dirichlet"):
+        if settings.split_prior not in SPLIT_PRIORS:
             raise ValueError(f"split_prior must be 'uniform' or 'dirichlet', got "
                              f"{settings.split_prior!r}")
         self.tree_prior = tree_prior(settings.alpha, settings.beta, self.space,

@@ -1,5 +1,5 @@
 """BoFire domains for the acquisition MIP: supported constraints, the candidate box, and
-translation of constraints into the plain specs of ``domain_constraints``.
+translation of constraints into the plain specs of ``specs``.
 
 Semantics follow BoFire 0.5: linear ``sum a_i x_i == rhs`` / ``<= rhs``; nonlinear ``expr == 0``
 / ``expr <= 0`` with ``expr`` a string (read by ``bofire_bark.expressions``, never run);
@@ -24,10 +24,10 @@ from bofire.data_models.domain.api import Domain
 from bofire.data_models.features.api import ContinuousInput
 
 from bofire_bark.expressions import describe, parse_constraint
-from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec, NonlinearSpec
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, InputBox
-from bofire_bark.optimize.supported import SUPPORTED_CONSTRAINTS
+from bofire_bark.optimize.specs import LinearSpec, NChooseKSpec, NonlinearSpec  # noqa: F401
 from bofire_bark.space import SplitSpace
+from bofire_bark.supported import SUPPORTED_CONSTRAINTS
 
 # Relative margin kept to the right of a continuous threshold (x >= t + margin goes right).
 MARGIN = 1e-6

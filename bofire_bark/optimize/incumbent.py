@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bofire_bark.optimize.domain_constraints import LinearSpec, NChooseKSpec
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, DISCRETE, InputBox
+from bofire_bark.optimize.specs import LinearSpec, NChooseKSpec
 
 
 def random_points(box: InputBox, specs: tuple, n: int, delta: np.ndarray,

@@ -46,14 +46,14 @@ from numba import njit
 
 from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import route
-from bofire_bark.optimize.finite import library_axes, library_plan, library_size  # noqa: F401
 from bofire_bark.optimize.result import (
     AcquisitionResult,
     InfeasibleDomainError,
     InfeasibleOutputLimitError,
     LibraryExhaustedError,
 )
-from bofire_bark.optimize.supported import LIBRARY_CONSTRAINTS
+from bofire_bark.space.finite import library_axes, library_plan, library_size  # noqa: F401
+from bofire_bark.supported import LIBRARY_CONSTRAINTS
 
 logger = logging.getLogger(__name__)
 

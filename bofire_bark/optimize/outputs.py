@@ -53,7 +53,7 @@ from bofire.data_models.objectives.api import (
     TargetObjective,
 )
 
-from bofire_bark.optimize.supported import SCALARIZATIONS
+from bofire_bark.supported import SCALARIZATIONS
 
 RHO = 0.05  # augmentation of the Chebyshev form: keeps its maximizers Pareto optimal
 

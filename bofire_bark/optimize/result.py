@@ -3,6 +3,7 @@ enumeration of finite domains, ``library``, returns the same result as the grid 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,10 +67,6 @@ class AcquisitionResult:
         """bound - ucb in standardized units (standard deviations of the output)."""
         return max(0.0, self.bound - self.ucb) if np.isfinite(self.bound) else float("nan")
 
-    @property
-    def total_time(self) -> float:
-        return self.build_time + self.incumbent_time + self.solve_time
-
     def verdict(self) -> str:
         """What was proven, in words."""
         if self.status == "optimal":
@@ -96,3 +93,13 @@ class AcquisitionResult:
 class LibraryExhaustedError(InfeasibleDomainError):
     """Every feasible point of a finite domain is already measured or pending (and repeats
     are not allowed)."""
+
+
+def relative_gap(value: float, bound: float) -> float:
+    """(bound - value) / |value|, the solver convention; inf when value is 0 and they differ."""
+    if not np.isfinite(value):
+        return math.inf
+    diff = max(0.0, bound - value)
+    if diff == 0.0:
+        return 0.0
+    return diff / abs(value) if value != 0.0 else math.inf

@@ -45,6 +45,7 @@ from bofire.data_models.features.api import (
 from bofire.data_models.molfeatures.api import Fingerprints, MolFeatures
 
 from bofire_bark.kinds import CATEGORICAL, CONTINUOUS, DISCRETE  # noqa: F401 (re-exported)
+from bofire_bark.space.molecules import _molecular_table
 
 __all__ = [
     "check_encodings",
@@ -108,7 +109,6 @@ def _show(items: Any) -> str:
     return shown
 
 
-CHEM_EXTRA = "pip install 'bofire-bark[chem]'"
 
 
 def check_encodings(inputs: Inputs, encodings: dict | None) -> dict:
@@ -204,34 +204,6 @@ def descriptor_table(feature: CategoricalInput, encoding=CategoricalEncodingEnum
                          "categories, so descriptors cannot tell them apart (use the "
                          "ONE_HOT encoding)")
     return table[:, keep], tuple(names[k] for k in keep)
-
-
-def _molecular_table(feature: CategoricalInput, featurizer: MolFeatures
-                     ) -> tuple[np.ndarray, tuple[str, ...]]:
-    try:
-        from rdkit import Chem
-    except ImportError:
-        raise ValueError(f"Input {feature.key!r}: splitting molecules by "
-                         f"{type(featurizer).__name__} needs RDKit: {CHEM_EXTRA} (or encode "
-                         "the input as ONE_HOT)") from None
-    for smiles in feature.categories:
-        if Chem.MolFromSmiles(smiles) is None:
-            raise ValueError(f"Input {feature.key!r}: RDKit cannot parse the SMILES "
-                             f"{smiles!r}")
-    frame = featurizer.get_descriptor_values(pd.Series(list(feature.categories)))
-    table = frame.to_numpy(dtype=np.float64)
-    finite = np.isfinite(table).all(axis=0)
-    if not finite.all():
-        # a descriptor the featurizer could not compute for some molecule says nothing about
-        # the others: left out, and said so
-        import logging
-
-        logging.getLogger("bofire_bark").info(
-            "BARK: input %r: %d of %d %s descriptors are missing for some molecule and are "
-            "not used", feature.key, int((~finite).sum()), len(finite),
-            type(featurizer).__name__)
-    names = tuple(str(c) for c in frame.columns)
-    return table[:, finite], tuple(n for n, ok in zip(names, finite, strict=True) if ok)
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,7 +26,9 @@ def small_problem(n: int = 40, seed: int = 0):
     return X.astype(float), y, space
 
 
-FIT = {"n_chains": 2, "n_samples": 3, "thinning": 10, "burn_in": 40}
+# These chains are the uniform split prior's (the engine's default before issue 24).
+UNIFORM = MCMCSettings(split_prior="uniform")
+FIT = {"n_chains": 2, "n_samples": 3, "thinning": 10, "burn_in": 40, "settings": UNIFORM}
 
 
 def assert_same_samples(a: dict, b: dict) -> None:
@@ -82,7 +84,7 @@ def test_running_in_pieces_equals_running_at_once():
 
 def test_warm_start_continues_the_chains():
     X, y, space = small_problem()
-    fit = {"n_chains": 2, "thinning": 10, "seed": 5}
+    fit = {"n_chains": 2, "thinning": 10, "seed": 5, "settings": UNIFORM}
     post = fit_posterior(X, y, space, n_samples=2, burn_in=40, **fit)
     states_before = [c.state.copy() for c in post.chains]
     last = {k: v[[1, 3]] for k, v in post.samples.items()}  # last sample of each chain
@@ -229,7 +231,7 @@ def test_chains_run_in_threads_give_chain_order(n_jobs):
     states = seed_states(31, 2)
     n = FIT["n_samples"]
     for c in range(2):
-        chain = Chain(space, MCMCSettings(), states[c])
+        chain = Chain(space, UNIFORM, states[c])
         single = fit_posterior(
             X,
             y,

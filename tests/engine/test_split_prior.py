@@ -162,6 +162,6 @@ def test_sparse_prior_finds_the_relevant_inputs():
     feat = post.samples["feat"][3]
     shares = np.bincount(feat[feat >= 0], minlength=10) / (feat >= 0).sum()
     np.testing.assert_allclose(post.traces[0, -1, 14:], shares)
-    uni = fit_posterior(X, y, space, MCMCSettings(), seed=1, burn_in=10, n_samples=1,
-                        thinning=5, n_chains=1)
+    uni = fit_posterior(X, y, space, MCMCSettings(split_prior="uniform"), seed=1, burn_in=10,
+                        n_samples=1, thinning=5, n_chains=1)
     assert "split_prob" not in uni.samples and np.isnan(uni.traces[:, :, 3:14]).all()

@@ -184,8 +184,8 @@ def test_infeasible_domain_is_a_clear_error_quickly(continuous3, isolate):
 
 def test_light_lists_match_the_translator():
     from bofire_bark.optimize.constraints import SUPPORTED_CONSTRAINTS as used
-    from bofire_bark.optimize.domain_constraints import FUNCTIONS
-    from bofire_bark.optimize.supported import TRANSLATABLE_FUNCTIONS
+    from bofire_bark.optimize.mip.constraints import FUNCTIONS
+    from bofire_bark.supported import TRANSLATABLE_FUNCTIONS
 
     assert set(FUNCTIONS) == TRANSLATABLE_FUNCTIONS
     assert used is SUPPORTED_CONSTRAINTS

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_acq_constraints import LINEAR, NONLINEAR, TOL, solve, with_constraints
 
-from bofire_bark.optimize import solvers as solvers_module
+from bofire_bark.optimize.mip import solvers as solvers_module
 
 
 def _gurobi_usable() -> bool:

@@ -10,8 +10,9 @@ import pytest
 
 from bofire_bark.engine.forest import route
 from bofire_bark.optimize import build_model, build_problem, optimize_acquisition
-from bofire_bark.optimize.model import model_objective, set_start, with_tangent_cuts
-from bofire_bark.optimize.solvers import parse_scip_log
+from bofire_bark.optimize.mip.model import set_start
+from bofire_bark.optimize.mip.solvers import parse_scip_log
+from bofire_bark.optimize.problem import model_objective, with_tangent_cuts
 
 
 def random_encoded(domain, space, n, seed):

@@ -24,8 +24,8 @@ from bofire.data_models.features.api import ContinuousInput
 from test_acq_constraints import LINEAR, NONLINEAR
 
 from bofire_bark.optimize.constraints import feasible, input_box
-from bofire_bark.optimize.optimizer import build_problem
-from bofire_bark.optimize.solvers import solve
+from bofire_bark.optimize.mip.solvers import solve
+from bofire_bark.optimize.problem import build_problem
 
 TIME_LIMIT = 60.0
 KAPPA = 1.0

@@ -13,7 +13,7 @@ from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import ContinuousInput
 
 from bofire_bark.optimize import build_problem, optimize_acquisition, resolve_solver
-from bofire_bark.optimize import solvers as solvers_module
+from bofire_bark.optimize.mip import solvers as solvers_module
 
 
 def test_auto_uses_scip_without_a_full_gurobi_licence(continuous3, monkeypatch):
@@ -178,7 +178,7 @@ def test_worker_dies_with_its_parent(tmp_path):
     # would not read it: only the death of the parent can end the worker then
     script.write_text(
         "import subprocess, time\n"
-        "from bofire_bark.optimize.solvers import scip_worker\n"
+        "from bofire_bark.optimize.mip.solvers import scip_worker\n"
         "w = scip_worker()\n"
         "h = subprocess.Popen(['sleep', '60'], pass_fds=[w.proc.stdin.fileno()])\n"
         "print(w.proc.pid, h.pid, flush=True)\n"

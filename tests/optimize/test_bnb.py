@@ -16,11 +16,15 @@ from bofire.data_models.constraints.api import (
 from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import ContinuousInput
 
-from bofire_bark.optimize import bnb
+from bofire_bark.optimize import grid as bnb
 from bofire_bark.optimize.constraints import feasible
 from bofire_bark.optimize.ensemble import CATEGORICAL
+from bofire_bark.optimize.entry import optimize_acquisition
+from bofire_bark.optimize.grid.bound import LAM_UNDECIDED
+from bofire_bark.optimize.grid.model import _words
+from bofire_bark.optimize.grid.pruning import _interval
 from bofire_bark.optimize.incumbent import random_points
-from bofire_bark.optimize.optimizer import build_problem, optimize_acquisition
+from bofire_bark.optimize.problem import build_problem
 
 
 def grid_of(domain, space, post, kappa=1.96, sign=1.0, pending=None):
@@ -129,19 +133,19 @@ def test_search_on_a_mixed_domain_matches_enumeration():
     assert res.value == pytest.approx(best, abs=1e-10)
 
 
-def test_two_searches_side_by_side_match_enumeration():
-    """The pair of searches (``bnb.PORTFOLIO``: the second relaxes binned ordered features
-    too) proves the enumerated best cell, and its point scores that value in the engine (a
-    partner solving a wrong model, its leaf values doubled, returns another value)."""
+def test_binned_ordered_multipliers_match_enumeration():
+    """With multipliers on bins of the ordered features too (``GridSettings.lagrange_bins``)
+    the search proves the enumerated best cell, and its point scores that value in the
+    engine."""
     domain = mixed_domain()
     space, post = fit(domain, mixed_f, n=12, n_trees=3)
     problem, systems, grid, cons = grid_of(domain, space, post)
-    partner = bnb.Grid(bnb.grid_model(problem, systems, post, lagrange_bins=True),
-                       problem.box)
-    assert len(partner.gm.lam) > len(grid.gm.lam)  # the ordered features have multipliers
+    settings = bnb.GridSettings(lagrange_bins=True)
+    binned = bnb.Grid(bnb.grid_model(problem, systems, post, settings=settings), problem.box)
+    assert len(binned.gm.lam) > len(grid.gm.lam)  # the ordered features have multipliers
     X = np.array(list(cells(grid, problem.box)))
     best = systems.integrated_ucb(X, 1.96, 1.0).max()
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0, partner=partner)
+    res = bnb.search(binned, cons, None, -np.inf, 60.0, 0.0, 0.0, settings=settings)
     assert res.status == "optimal"
     assert res.value == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)
@@ -214,11 +218,13 @@ def test_under_constraints_the_search_goes_on_after_the_proof(increasing):
     problem, systems, grid, cons = grid_of(domain, space, post)
     best = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
     assert best.status == "optimal"
-    stopped = bnb.search(grid, cons, None, -np.inf, 60.0, 0.3, 0.0, polish=0.0)
+    stopped = bnb.search(grid, cons, None, -np.inf, 60.0, 0.3, 0.0,
+                         settings=bnb.GridSettings(polish=0.0))
     assert stopped.status == "gap" and stopped.value < best.value - 0.05
     res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.3, 0.0)
-    assert res.value >= best.value - bnb.POLISH_GAP * abs(best.value)
-    assert res.bound - res.value <= bnb.POLISH_GAP * abs(res.value) + 1e-12
+    polish_gap = bnb.GridSettings().polish_gap
+    assert res.value >= best.value - polish_gap * abs(best.value)
+    assert res.bound - res.value <= polish_gap * abs(res.value) + 1e-12
     assert feasible(domain, space, problem.box, res.x[None], tol=1e-6)[0]
     assert systems.integrated_ucb(res.x[None], 1.96, 1.0)[0] == pytest.approx(res.value,
                                                                               abs=1e-10)
@@ -251,7 +257,7 @@ def test_interval_arithmetic_encloses_the_values(expr):
     rng = np.random.default_rng(0)
     for _ in range(50):
         a = np.sort(rng.uniform(0, 1, (2, 2)), axis=0)
-        lo, hi = bnb._interval(expr, a[0], a[1])
+        lo, hi = _interval(expr, a[0], a[1])
         for x in rng.uniform(a[0], a[1], (40, 2)):
             v = evaluate(expr, x)
             assert lo - 1e-12 <= v <= hi + 1e-12
@@ -273,9 +279,10 @@ def test_ordered_features_are_cut_in_the_middle(continuous3):
     nearer (the two rules differ)."""
     domain, space, post = continuous3
     problem, systems = build_problem(post, domain, space, 1.96, 1.0, None, gps=False)
-    grids = [bnb.Grid(bnb.grid_model(problem, systems, post, bisect=b), problem.box)
+    grids = [bnb.Grid(bnb.grid_model(problem, systems, post,
+                                     settings=bnb.GridSettings(bisect=b)), problem.box)
              for b in (False, True)]
-    node_feat, node_thr = grids[0].gm.arrays[:2]
+    node_feat, node_thr = grids[0].gm.bm.node_feat, grids[0].gm.bm.node_thr
     rng = np.random.default_rng(3)
     nearer = 0
     for depth in range(12):
@@ -299,7 +306,7 @@ def test_feature_score_favours_cuts_that_lower_both_children():
     """Feature 0's two splits would lower only the left child (1 each), feature 1's one split
     both (0.5 each): the sum picks feature 0, the product feature 1; a feature without an
     undecided split scores 0."""
-    from bofire_bark.optimize.grid_bound import feature_scores
+    from bofire_bark.optimize.grid.bound import feature_scores
 
     node_feat = np.array([0, 0, 1, 2])
     undecided = np.array([0, 1, 2])
@@ -328,13 +335,13 @@ def test_multiplier_bound_holds_on_tight_boxes(kappa):
     rng = np.random.default_rng(2)
     # any multipliers with zero weighted sums keep the bound valid: draw them at random
     grid.gm.lam[:] = grid.gm.lagrange.project(rng.normal(0.0, 0.3, len(grid.gm.lam)))
-    grid.use_lam = True
+    grid.use_lam = LAM_UNDECIDED
     assert np.abs(grid.gm.lam).max() > 1e-3
     codes = np.array(problem.box.allowed[1], dtype=float)
     open_boxes = 0
     for x in random_points(problem.box, (), 200, problem.delta, rng):
         lo, hi, cat = grid.cell_of(x)
-        cat[1] = bnb._words(problem.box.allowed[1], grid.gm.n_words)
+        cat[1] = _words(problem.box.allowed[1], grid.gm.n_words)
         ub, n_und, _ = grid.bound(lo, hi, cat)
         pts = np.repeat(x[None], len(codes), axis=0)
         pts[:, 1] = codes
@@ -352,8 +359,9 @@ def test_search_goes_on_past_time_limit_only_while_the_gap_is_wide():
     space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1], n=15, n_trees=5)
     problem, systems, grid, cons = grid_of(domain, space, post, 1.0, 1.0)
     best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), 1.0, 1.0).max()
-    stopped = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, n_lagrange=0)
+    no_lagrange = bnb.GridSettings(n_lagrange=0)
+    stopped = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, settings=no_lagrange)
     assert stopped.status == "time_limit"
-    res = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, n_lagrange=0, max_time=60.0,
-                     extend_gap=0.0)
+    res = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, settings=no_lagrange,
+                     max_time=60.0, extend_gap=0.0)
     assert res.status == "optimal" and res.value == pytest.approx(best, abs=1e-10)

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from benchmarks.decompose import dual_bound, sample_searches, subgradient
-from bofire_bark.optimize.defaults import DEFAULT_KAPPA
+from bofire_bark.defaults import DEFAULT_KAPPA
 from bofire_bark.optimize.ensemble import CATEGORICAL
-from bofire_bark.optimize.optimizer import build_problem
+from bofire_bark.optimize.problem import build_problem
 
 
 def _setup(mixed):

@@ -1,4 +1,4 @@
-"""The numba box loop (``grid_search``) of the branch-and-bound: the enumerated optimum on small
+"""The numba box loop (``grid.loop``) of the branch-and-bound: the enumerated optimum on small
 grids, a valid bound wherever it stops, and the Python loop's answer box for box."""
 
 from __future__ import annotations
@@ -7,8 +7,12 @@ import numpy as np
 import pytest
 from acq_helpers import cells, continuous_domain, fit, mixed_domain
 
-from bofire_bark.optimize import bnb, grid_search
-from bofire_bark.optimize.optimizer import build_problem
+from bofire_bark.optimize import grid as gr
+from bofire_bark.optimize.ensemble import CATEGORICAL
+from bofire_bark.optimize.grid import driver as gs
+from bofire_bark.optimize.grid import loop
+from bofire_bark.optimize.grid.points import centre
+from bofire_bark.optimize.problem import build_problem
 
 KAPPA = 1.96
 
@@ -33,8 +37,8 @@ def grid_of(small, sign=1.0, kappa=KAPPA):
     """A fresh grid (the search fits multipliers into it) and the engine's systems."""
     domain, space, post = small
     problem, systems = build_problem(post, domain, space, kappa, sign, gps=False)
-    grid = bnb.Grid(bnb.grid_model(problem, systems, post), problem.box)
-    cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
+    grid = gr.Grid(gr.grid_model(problem, systems, post), problem.box)
+    cons = gr.Constraints(problem.constraints, problem.box, problem.delta)
     return problem, systems, grid, cons
 
 
@@ -43,17 +47,15 @@ def _no_python_loop(*args, **kwargs):
 
 
 @pytest.mark.parametrize(("sign", "kappa"), [(1.0, KAPPA), (-1.0, KAPPA), (1.0, 0.0)])
-@pytest.mark.parametrize("threads", [1, 2])
-def test_numba_search_proves_the_enumerated_optimum(small, sign, kappa, threads, monkeypatch):
-    """No start: the numba loop (the Python one is disabled), on one thread or in rounds on
-    two, returns the best cell, proven, and its value is the engine's at the returned
-    point; with room for 2 open boxes at first (the slots grow)."""
+def test_numba_search_proves_the_enumerated_optimum(small, sign, kappa, monkeypatch):
+    """No start: the numba loop (the Python one is disabled) returns the best cell, proven,
+    and its value is the engine's at the returned point; with room for 2 open boxes at first
+    (the slots grow)."""
     problem, systems, grid, cons = grid_of(small, sign, kappa)
     best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), kappa, sign).max()
-    monkeypatch.setattr(bnb, "_search", _no_python_loop)
-    monkeypatch.setattr(bnb, "BATCH", 2)  # small grids: rounds still meet a closed gap
-    monkeypatch.setattr(bnb, "SLOTS", 2)
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0, threads=threads)
+    monkeypatch.setattr(gs, "_search", _no_python_loop)
+    res = gr.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0,
+                    settings=gr.GridSettings(slots=2))
     assert res.status == "optimal" and res.nodes >= 1
     assert res.value == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)
@@ -62,8 +64,7 @@ def test_numba_search_proves_the_enumerated_optimum(small, sign, kappa, threads,
 
 
 @pytest.mark.parametrize("gaps", [(0.02, 0.0), (0.2, 0.0), (1.0, 0.0), (0.0, 0.3)])
-@pytest.mark.parametrize("threads", [1, 2])
-def test_numba_bound_holds_where_it_stops(small, gaps, threads, monkeypatch):
+def test_numba_bound_holds_where_it_stops(small, gaps, monkeypatch):
     """Stopped at a relative or absolute gap from a random start, the bound is >= the
     enumerated maximum, the value <= it and equal to the engine's at the point."""
     problem, systems, grid, cons = grid_of(small)
@@ -71,8 +72,8 @@ def test_numba_bound_holds_where_it_stops(small, gaps, threads, monkeypatch):
     values = systems.integrated_ucb(X, KAPPA, 1.0)
     x0 = X[np.random.default_rng(len(X)).integers(len(X))]
     v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
-    monkeypatch.setattr(bnb, "_search", _no_python_loop)
-    res = bnb.search(grid, cons, x0, v0, 60.0, *gaps, threads=threads)
+    monkeypatch.setattr(gs, "_search", _no_python_loop)
+    res = gr.search(grid, cons, x0, v0, 60.0, *gaps)
     assert res.status in ("gap", "optimal")
     assert res.bound >= values.max() - 1e-10
     assert v0 <= res.value <= values.max() + 1e-10
@@ -81,17 +82,14 @@ def test_numba_bound_holds_where_it_stops(small, gaps, threads, monkeypatch):
     assert res.bound - res.value <= max(gaps[0] * abs(res.value), gaps[1]) + 1e-12
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_numba_bound_holds_at_the_time_limit(small, threads, monkeypatch):
-    """Stopped by the clock after a few one-box chunks or rounds: still a valid bound."""
+def test_numba_bound_holds_at_the_time_limit(small):
+    """Stopped by the clock after a few one-box chunks: still a valid bound."""
     problem, systems, grid, cons = grid_of(small)
     best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), KAPPA, 1.0).max()
-    monkeypatch.setattr(bnb, "CHUNK_SECONDS", 0.0)
-    monkeypatch.setattr(bnb, "BATCH", 1)
+    settings = gr.GridSettings(chunk_seconds=0.0, n_lagrange=0)
     for limit in (1e-9, 1e-3, 3e-3):
         grid.gm.lam[:] = 0.0
-        res = bnb.search(grid, cons, None, -np.inf, limit, 0.0, 0.0, n_lagrange=0,
-                         threads=threads)
+        res = gr.search(grid, cons, None, -np.inf, limit, 0.0, 0.0, settings=settings)
         assert res.bound >= best - 1e-10
         if res.x is not None:
             assert res.value <= best + 1e-10
@@ -102,11 +100,10 @@ def test_numba_bound_holds_at_the_time_limit(small, threads, monkeypatch):
 @pytest.mark.parametrize("mip_gap", [0.0, 0.05, 0.3])
 @pytest.mark.parametrize("start", [False, True])
 @pytest.mark.parametrize("dives", [(25, False), (3, True)])
-def test_numba_loop_matches_the_python_loop(small, mip_gap, start, dives, monkeypatch):
+def test_numba_loop_matches_the_python_loop(small, mip_gap, start, dives):
     """Same boxes, bound, value and point as the Python loop (one thread) from the same
     start, with dives every 25 boxes, or every 3 and skipped after fruitless ones; room for
     one open box at first (the slots grow)."""
-    monkeypatch.setattr(bnb, "SLOTS", 1)
     out = []
     for numba_loop in (True, False):
         problem, systems, grid, cons = grid_of(small)
@@ -115,13 +112,13 @@ def test_numba_loop_matches_the_python_loop(small, mip_gap, start, dives, monkey
             x0 = problem.box.lower + 0.3 * (problem.box.upper - problem.box.lower)
             x0 = np.array([round(v) if k else v for v, k in zip(x0, problem.box.kinds,
                                                                   strict=True)])
-            x0[problem.box.kinds == bnb.CATEGORICAL] = [
+            x0[problem.box.kinds == CATEGORICAL] = [
                 problem.box.allowed[j][0] for j in np.flatnonzero(
-                    problem.box.kinds == bnb.CATEGORICAL)]
+                    problem.box.kinds == CATEGORICAL)]
             v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
-        out.append(bnb.search(grid, cons, x0, v0, 60.0, mip_gap, 0.0, threads=1,
-                              numba_loop=numba_loop, dive_every=dives[0],
-                              dive_backoff=dives[1]))
+        settings = gr.GridSettings(slots=1, threads=1, numba_loop=numba_loop,
+                                   dive_every=dives[0], dive_backoff=dives[1])
+        out.append(gr.search(grid, cons, x0, v0, 60.0, mip_gap, 0.0, settings=settings))
     a, b = out
     assert (a.status, a.nodes) == (b.status, b.nodes)
     assert a.bound == b.bound and a.value == b.value
@@ -130,9 +127,9 @@ def test_numba_loop_matches_the_python_loop(small, mip_gap, start, dives, monkey
 
 def test_centre_cell_is_the_cell_of_the_centre(small):
     """The numba centre of random boxes lies in the cell ``Grid.cell_of`` gives
-    ``bnb.centre``'s point: the loop scores the point the caller returns."""
+    ``points.centre``'s point: the loop scores the point the caller returns."""
     problem, systems, grid, cons = grid_of(small)
-    geo = grid_search.geometry(grid)
+    geo = loop.geometry(grid)
     rng = np.random.default_rng(0)
     for _ in range(200):
         lo, hi, cat = grid.root()
@@ -142,7 +139,7 @@ def test_centre_cell_is_the_cell_of_the_centre(small):
                 break
             lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
         c_lo, c_cat = np.zeros_like(lo), np.zeros_like(cat)
-        grid_search.centre_cell(*geo, lo, hi, cat, c_lo, c_cat)
-        e_lo, e_hi, e_cat = grid.cell_of(bnb.centre(grid, lo, hi, cat))
+        loop.centre_cell(geo, lo, hi, cat, c_lo, c_cat)
+        e_lo, e_hi, e_cat = grid.cell_of(centre(grid, lo, hi, cat))
         np.testing.assert_array_equal(c_lo, e_lo)
         np.testing.assert_array_equal(c_cat, e_cat)

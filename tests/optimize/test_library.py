@@ -28,10 +28,10 @@ from bofire.data_models.objectives.api import (
 )
 
 from bofire_bark.optimize import optimize_acquisition
-from bofire_bark.optimize.finite import library_plan, library_size
 from bofire_bark.optimize.library import build_library, optimize_library, sample_moments
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.result import InfeasibleDomainError, LibraryExhaustedError
+from bofire_bark.space.finite import library_plan, library_size
 
 KAPPA = 1.96
 

@@ -18,15 +18,13 @@ from bofire.data_models.objectives.api import (
     TargetObjective,
 )
 
-from bofire_bark.optimize import bnb
+from bofire_bark.optimize import grid as bnb
 from bofire_bark.optimize.ensemble import CATEGORICAL
+from bofire_bark.optimize.entry import optimize_outputs
 from bofire_bark.optimize.incumbent import random_points
-from bofire_bark.optimize.optimizer import (
-    InfeasibleOutputLimitError,
-    build_problem,
-    optimize_outputs,
-)
 from bofire_bark.optimize.outputs import draw_weights, output_acquisition
+from bofire_bark.optimize.problem import build_problem
+from bofire_bark.optimize.result import InfeasibleOutputLimitError
 
 KAPPA = 1.96
 
@@ -194,8 +192,8 @@ def test_search_returns_the_enumerated_optimum(seed, second):
     best = values.max()
     assert np.isfinite(best)
     assert acq.objective(channel_values(acq, posteriors, points)).max() > best  # limits bind
-    res = optimize_outputs(posteriors, acq, domain, space, KAPPA, time_limit=60.0, mip_gap=0.0,
-                           abs_gap=0.0, seed=seed)
+    res = optimize_outputs(posteriors, acq, domain, space, kappa=KAPPA, time_limit=60.0,
+                           mip_gap=0.0, abs_gap=0.0, seed=seed)
     assert res.status == "optimal"
     assert res.ucb == pytest.approx(best, abs=1e-9)
     assert res.bound == pytest.approx(best, abs=1e-9)
@@ -209,4 +207,4 @@ def test_unreachable_limit_is_named(three_outputs):
     strict = with_outputs(domain, objectives)
     acq = output_acquisition(strict, posteriors)
     with pytest.raises(InfeasibleOutputLimitError, match="'impurity' <= -50"):
-        optimize_outputs(posteriors, acq, strict, space, KAPPA, time_limit=1.0)
+        optimize_outputs(posteriors, acq, strict, space, kappa=KAPPA, time_limit=1.0)

@@ -1,6 +1,6 @@
 """Domain constraints in the MIP, from plain specs (no BoFire import: solver children stay light).
 
-``bofire_bark.optimize.constraints`` translates a BoFire domain into these specs; here they
+``bofire_bark.optimize.constraints`` translates a BoFire domain into specs; here they
 become Pyomo components over ``value[j]`` (the feature's numeric value):
 
 - ``LinearSpec``: sum_i a_i value[j_i] == rhs (or <= rhs).
@@ -13,38 +13,9 @@ become Pyomo components over ``value[j]`` (the feature's numeric value):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pyomo.environ as pyo
 
-
-@dataclass(frozen=True)
-class LinearSpec:
-    name: str
-    features: tuple[int, ...]
-    coefficients: tuple[float, ...]
-    rhs: float
-    equality: bool
-
-
-@dataclass(frozen=True)
-class NChooseKSpec:
-    name: str
-    features: tuple[int, ...]
-    min_count: int
-    max_count: int
-    none_also_valid: bool
-
-
-@dataclass(frozen=True)
-class NonlinearSpec:
-    """``expr`` is a tree of tuples: ("const", v), ("var", j), ("add", *args), ("mul", *args),
-    ("pow", base, exponent) or ("func", name, arg)."""
-
-    name: str
-    expr: tuple
-    equality: bool
-
+from bofire_bark.optimize.specs import LinearSpec, NChooseKSpec, NonlinearSpec, specs_nck
 
 FUNCTIONS = {
     "exp": pyo.exp, "log": pyo.log, "sqrt": pyo.sqrt, "sin": pyo.sin, "cos": pyo.cos,
@@ -149,7 +120,3 @@ def domain_start(m: pyo.ConcreteModel, specs: tuple, x) -> None:
     for i in m.nck_any.index_set():
         spec = specs_nck(specs)[i]
         m.nck_any[i].set_value(float(any(x[j] != 0.0 for j in spec.features)))
-
-
-def specs_nck(specs: tuple) -> list[NChooseKSpec]:
-    return [s for s in specs if isinstance(s, NChooseKSpec)]

@@ -13,7 +13,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from bofire_bark.optimize.ensemble import CONTINUOUS, DISCRETE
-from bofire_bark.optimize.model import AcquisitionProblem
+from bofire_bark.optimize.problem import AcquisitionProblem
 
 
 def _val(var) -> float:

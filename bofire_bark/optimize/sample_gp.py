@@ -1,4 +1,5 @@
-"""The integrated UCB in the MIP: mu_s, sigma_s and the objective (paper eq. acq_func).
+"""Each posterior sample as a GP over its leaves: mu_s, sigma_s and their data (paper eq.
+acq_func), numpy only; the MIP (``mip.objective``) turns them into Pyomo components.
 
 For posterior sample s with leaf system (lcol, Ginv, beta) (see ``bofire_bark.engine.predict``)
 and leaf indicator phi(x) (one leaf per tree, m trees):
@@ -24,13 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyomo.environ as pyo
 from scipy.linalg import solve_triangular
 
 from bofire_bark.optimize.ensemble import TreeEnsemble, distinct_samples
 
 Terms = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""Sparse rows over leaf variables: (row, tree u, leaf position p, coefficient)."""
 
 
 @dataclass(frozen=True)
@@ -160,47 +159,25 @@ def _one_sample(ens, s, m, n, sigma2, system, leaf_of, form):
     return (1.0, mean_const, mean_terms, "leaf", None, leaf_terms, lconst)
 
 
-def _linear(m: pyo.ConcreteModel, terms: Terms, row: int, const: float):
+def _dense(terms: Terms, n_rows: int, zval: dict[tuple[int, int], float]) -> np.ndarray:
     rows, us, ps, coefs = terms
-    sel = np.flatnonzero(rows == row)
-    return const + sum(float(coefs[i]) * m.z[int(us[i]), int(ps[i])] for i in sel)
+    out = np.zeros(n_rows)
+    vals = np.array([zval.get((int(u), int(p)), 0.0) for u, p in zip(us, ps, strict=True)])
+    np.add.at(out, rows, coefs * vals)
+    return out
 
 
-def _add_mean(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...]) -> None:
-    """mu[s] = mean of sample s (``mean_def``)."""
-    m.mu = pyo.Var(range(len(gps)))
-    m.mean_def = pyo.Constraint(range(len(gps)), rule=lambda m, s: m.mu[s] == _linear(
-        m, gps[s].mean_terms, 0, gps[s].mean_const))
-
-
-def _add_sigma(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...]) -> None:
-    """sigma[s], y[s, i], ``factor`` rows and the ``cone`` sigma^2 + ||y||^2 <= 1."""
-    S = range(len(gps))
-    m.sigma = pyo.Var(S, bounds=(0.0, 1.0))
-    m.y = pyo.Var([(s, i) for s in S for i in range(gps[s].rank)])
-    by_row = []
+def acquisition_values(gps: tuple[SampleGP, ...], zval: dict[tuple[int, int], float],
+                       kappa: float) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """mu (S,), sigma (S,) and y per sample at leaf values ``zval`` ((u, p) -> 0/1)."""
+    mus, sigmas, ys = [], [], []
     for gp in gps:
-        rows = gp.factor_terms[0]
-        order = np.argsort(rows, kind="stable")
-        by_row.append((order, np.searchsorted(rows[order], np.arange(gp.rank + 1))))
-
-    def factor(m, s, i):
-        gp = gps[s]
-        order, bounds = by_row[s]
-        sel = order[bounds[i]:bounds[i + 1]]
-        _, us, ps, coefs = gp.factor_terms
-        rhs = float(gp.factor_const[i]) + sum(
-            float(coefs[e]) * m.z[int(us[e]), int(ps[e])] for e in sel)
-        if gp.form == "N":
-            lhs = sum(float(gp.chol[i, c]) * m.y[s, c] for c in range(i + 1)
-                      if gp.chol[i, c] != 0.0)
-        else:
-            lhs = m.y[s, i]
-        return lhs == rhs
-
-    m.factor = pyo.Constraint(list(m.y.index_set()), rule=factor)
-    m.cone = pyo.Constraint(S, rule=lambda m, s: m.sigma[s] ** 2 + sum(
-        m.y[s, i] ** 2 for i in range(gps[s].rank)) <= 1.0)
+        mus.append(gp.mean_const + _dense(gp.mean_terms, 1, zval)[0])
+        rhs = gp.factor_const + _dense(gp.factor_terms, gp.rank, zval)
+        y = solve_triangular(gp.chol, rhs, lower=True) if gp.form == "N" else rhs
+        ys.append(y)
+        sigmas.append(np.sqrt(max(0.0, 1.0 - float(y @ y))))
+    return np.array(mus), np.array(sigmas), ys
 
 
 def tangent_cuts(gps: tuple[SampleGP, ...], zvals: list[dict]) -> tuple:
@@ -225,60 +202,3 @@ def tangent_cuts(gps: tuple[SampleGP, ...], zvals: list[dict]) -> tuple:
                 seen.add(key)
                 cuts.append((s, normal))
     return tuple(cuts)
-
-
-def _add_tangent_cuts(m: pyo.ConcreteModel, cuts: tuple) -> None:
-    def rule(m, i):
-        s, normal = cuts[i]
-        return float(normal[0]) * m.sigma[s] + sum(
-            float(c) * m.y[s, k] for k, c in enumerate(normal[1:]) if c != 0.0) <= 1.0
-
-    m.tangent = pyo.Constraint(range(len(cuts)), rule=rule)
-
-
-def add_acquisition(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...], kappa: float,
-                    sign: float, cuts: tuple = ()) -> None:
-    """mu, sigma (when kappa > 0), the tangent ``cuts`` and the objective ``acq``."""
-    _add_mean(m, gps)
-    total = sum(gp.weight for gp in gps)
-    expr = sum(gp.weight * sign * m.mu[s] for s, gp in enumerate(gps))
-    if kappa > 0.0:
-        _add_sigma(m, gps)
-        _add_tangent_cuts(m, cuts)
-        expr = expr + sum(gp.weight * kappa * m.sigma[s] for s, gp in enumerate(gps))
-    m.acq = pyo.Objective(expr=expr / total, sense=pyo.maximize)
-
-
-def _dense(terms: Terms, n_rows: int, zval: dict[tuple[int, int], float]) -> np.ndarray:
-    rows, us, ps, coefs = terms
-    out = np.zeros(n_rows)
-    vals = np.array([zval.get((int(u), int(p)), 0.0) for u, p in zip(us, ps, strict=True)])
-    np.add.at(out, rows, coefs * vals)
-    return out
-
-
-def acquisition_values(gps: tuple[SampleGP, ...], zval: dict[tuple[int, int], float],
-                       kappa: float) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """mu (S,), sigma (S,) and y per sample at leaf values ``zval`` ((u, p) -> 0/1)."""
-    mus, sigmas, ys = [], [], []
-    for gp in gps:
-        mus.append(gp.mean_const + _dense(gp.mean_terms, 1, zval)[0])
-        rhs = gp.factor_const + _dense(gp.factor_terms, gp.rank, zval)
-        y = solve_triangular(gp.chol, rhs, lower=True) if gp.form == "N" else rhs
-        ys.append(y)
-        sigmas.append(np.sqrt(max(0.0, 1.0 - float(y @ y))))
-    return np.array(mus), np.array(sigmas), ys
-
-
-def acquisition_start(m: pyo.ConcreteModel, gps: tuple[SampleGP, ...],
-                      zval: dict[tuple[int, int], float], kappa: float) -> None:
-    """Set mu, sigma and y to their values at the leaves ``zval``."""
-    mus, sigmas, ys = acquisition_values(gps, zval, kappa)
-    for s in range(len(gps)):
-        m.mu[s].set_value(float(mus[s]))
-        if kappa > 0.0:
-            # a hair inside the cone so that the start is feasible after rounding
-            scale = 1.0 - 1e-12
-            m.sigma[s].set_value(float(sigmas[s]) * scale)
-            for i, v in enumerate(ys[s]):
-                m.y[s, i].set_value(float(v))

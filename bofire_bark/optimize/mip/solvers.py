@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyomo.environ as pyo
 
-from bofire_bark.optimize.defaults import MIP_SOLVERS
-from bofire_bark.optimize.model import AcquisitionProblem, build_model, set_start
+from bofire_bark.defaults import MIP_SOLVERS
+from bofire_bark.optimize.mip.model import build_model, set_start
+from bofire_bark.optimize.problem import AcquisitionProblem
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +171,7 @@ def solve(problem: AcquisitionProblem, solver: str, x0: np.ndarray | None, time_
 
 
 def _solve_here(problem, solver, x0, time_limit, mip_gap, seed, options=None) -> SolveOutcome:
-    from bofire_bark.optimize.decode import solution_x
+    from bofire_bark.optimize.mip.decode import solution_x
 
     start = time.perf_counter()
     m = build_model(problem)
@@ -303,7 +304,7 @@ class _PyomoScipAdapter:
 
             raise RuntimeError(
                 f"Pyomo {pyomo.version.version}'s ScipDirect has no {name!r}: update "
-                "_PyomoScipAdapter in bofire_bark/optimize/solvers.py") from None
+                "_PyomoScipAdapter in bofire_bark/optimize/mip/solvers.py") from None
 
     def solver_model(self, m):
         """The PySCIPOpt model of Pyomo model ``m`` (objective and constraints translated)."""
@@ -420,7 +421,7 @@ def _run_contrib(m, name, time_limit, mip_gap) -> SolveOutcome:
 
 
 # ---- the SCIP worker process ------------------------------------------------------------------
-# A plain subprocess (``python -m bofire_bark.optimize._scip_child``) rather than
+# A plain subprocess (``python -m bofire_bark.optimize.mip._scip_child``) rather than
 # multiprocessing: spawn and forkserver re-import the caller's main module, which breaks
 # scripts without a ``__main__`` guard. The worker stays up between solves (the strategy solves
 # once per candidate) and is replaced when it dies; jobs arrive on its stdin as
@@ -457,7 +458,7 @@ def child_main(args: list[str]) -> None:
     import pyomo.contrib.solver.solvers.scip.scip_direct  # noqa: F401
     import pyscipopt  # noqa: F401
 
-    from bofire_bark.optimize import decode  # noqa: F401
+    from bofire_bark.optimize.mip import decode  # noqa: F401
 
     stdin = sys.stdin.buffer
     while True:
@@ -478,7 +479,7 @@ def child_main(args: list[str]) -> None:
 
 def child_command() -> list[str]:
     """The command that starts a SCIP worker (tests swap in a crashing one)."""
-    return [sys.executable, "-m", "bofire_bark.optimize._scip_child"]
+    return [sys.executable, "-m", "bofire_bark.optimize.mip._scip_child"]
 
 
 class ScipWorker:

@@ -1,6 +1,7 @@
-"""Solver names and acquisition defaults, defined once and importable with nothing else (the
-data models, the optimizer and the SCIP worker process all read them). Reasons for the values:
-``optimizer``'s module docstring.
+"""Defaults and names defined once, at the bottom of the package (no imports), as
+``kinds`` is for kind codes: the data models, the engine, the optimizer and the SCIP worker
+process all read them. Reasons for the acquisition values: ``optimize.entry``'s module
+docstring.
 """
 
 # Solver names a user may pass: the grid branch-and-bound and the MIP solvers ("auto" picks).
@@ -26,3 +27,8 @@ DEFAULT_EXTEND_GAP = 0.10
 # points (about 7 us per point), well inside the grid search's 2.5 s time limit; about
 # 3 x 10^5 points would reach it.
 LIBRARY_LIMIT = 100_000
+
+# Prior of the feature each split uses: the sparse Dirichlet prior (DART-style, see
+# engine/priors.py and the data model's field for the measurements), or "uniform".
+SPLIT_PRIORS = ("uniform", "dirichlet")
+DEFAULT_SPLIT_PRIOR = "dirichlet"

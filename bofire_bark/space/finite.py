@@ -1,5 +1,5 @@
 """Which domains are finite, how many points they hold, and whether the acquisition
-enumerates them (``library``): numpy only, so the data models can ask too."""
+enumerates them (``optimize.library``): numpy only, so the data models can ask too."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
+from bofire_bark.defaults import LIBRARY_LIMIT
 from bofire_bark.kinds import CATEGORICAL, CONTINUOUS
-from bofire_bark.optimize.defaults import LIBRARY_LIMIT
 
 
 def library_axes(space) -> tuple[np.ndarray, ...] | None:

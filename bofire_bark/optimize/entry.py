@@ -1,0 +1,434 @@
+"""Entry point: the next candidate maximizing BARK's integrated UCB over a BoFire domain.
+
+``kappa`` defaults to 1.96 (``DEFAULT_KAPPA``): the paper does not fix it; 1.96 is the 97.5 %
+normal quantile, so mu + kappa sigma is the upper end of a 95 % interval of each sample's GP.
+It sits at the exploratory end of common choices (BoTorch's UCB ``beta=0.2`` is kappa = 0.45)
+because BARK's sigma is bounded by the prior variance 1 in standardized units and a mixture of
+16 samples already averages out extreme sigma.
+
+Two ways to the global optimum, both started from the same feasible point (random draws plus
+coordinate ascent, scored by the engine):
+
+- ``"bnb"`` (the default): best-first branch-and-bound over the grid of split thresholds
+  (``grid``: numba bounds in ``grid.bound``, the box loop in numba in ``grid.loop`` when
+  the domain has no constraints); it stops as soon as the relative gap ``mip_gap``
+  or the absolute gap ``abs_gap`` (standardized units: standard deviations of the output) is
+  proven, or at ``time_limit``.
+- ``"scip"`` / ``"gurobi"`` / ``"highs"``: the Pyomo MIP (``mip``), the tool for nonlinear
+  equality constraints, which the grid search cannot satisfy inside a box; ``"auto"`` picks it
+  only for those.
+
+Defaults (``DEFAULT_TIME_LIMIT`` 2.5 s, ``DEFAULT_MIP_GAP`` 10 % as in the paper,
+``DEFAULT_ABS_GAP`` 0.01 sd) come from ``python -m benchmarks.acquisition_proof``:
+latency first (an ask's median wall time within 3 s on the posteriors a BO run meets); a
+longer limit buys a tighter bound, rarely a better candidate (results/acquisition).
+
+One pipeline serves one output (``optimize_acquisition``) and several (``optimize_outputs``):
+validate the settings, build the problem, find the start, search, make the result (``_run``
+over a ``_OneOutput`` or ``_Outputs`` job). Pyomo is imported only when a MIP solver runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+
+import numpy as np
+
+from bofire_bark.optimize.constraints import constraint_specs, feasible
+from bofire_bark.optimize.incumbent import find_incumbent
+from bofire_bark.optimize.problem import build_problem, with_tangent_cuts
+from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
+    AcquisitionResult,
+    InfeasibleDomainError,
+    InfeasibleOutputLimitError,
+    relative_gap,
+)
+from bofire_bark.optimize.settings import AcquisitionSettings, settings_with
+from bofire_bark.optimize.specs import NChooseKSpec, NonlinearSpec
+
+logger = logging.getLogger(__name__)
+
+# Values per feature the start's coordinate ascent tries with several outputs.
+MAX_MOVES = 128
+
+# Tolerance for a decoded candidate to count as fulfilling the domain (BoFire's ask uses 1e-5).
+FEASIBILITY_TOL = 1e-5
+
+
+def optimize_acquisition(posterior, domain, space, settings: AcquisitionSettings | None = None,
+                         sign: float = 1.0, pending: np.ndarray | None = None,
+                         **overrides) -> AcquisitionResult:
+    """Maximize the integrated UCB (1/S) sum_s [sign mu_s(x) + kappa sigma_s(x)] over the domain.
+
+    Args:
+        posterior: ``bofire_bark.engine.Posterior`` fitted on ``space``-encoded data.
+        domain: BoFire domain (its constraints are enforced; unsupported ones raise).
+        space: ``SplitSpace`` of ``domain``.
+        settings: ``AcquisitionSettings`` (kappa, solver, time limit, gaps, start, grid
+            search; default: the defaults).
+        sign: +1 for a MaximizeObjective, -1 for a MinimizeObjective.
+        pending: (n_p, D) encoded candidates already chosen in this batch; each sample's GP is
+            conditioned on them (kriging believer: sigma shrinks, mean unchanged).
+        **overrides: fields of ``settings`` to replace (e.g. ``time_limit=1.0``).
+
+    Raises:
+        ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
+        InfeasibleDomainError: the constraints admit no candidate (or none was found in time).
+    """
+    job = _OneOutput(posterior, domain, space, float(sign), pending)
+    return _run(job, settings_with(settings, overrides))
+
+
+def optimize_outputs(posteriors: dict, acq, domain, space,
+                     settings: AcquisitionSettings | None = None,
+                     pending: np.ndarray | None = None, **overrides) -> AcquisitionResult:
+    """Maximize an acquisition over several outputs (``outputs.OutputAcquisition``) with the
+    grid branch-and-bound: the same start and proof as ``optimize_acquisition``, every channel
+    bounded by its own posterior's trees on one shared grid.
+
+    Args:
+        posteriors: output key -> ``engine.Posterior`` for every key of ``acq.keys``.
+        acq: objectives, output limits and this solve's weights (``outputs``).
+        pending: (n_p, D) encoded points every output's samples are conditioned on.
+        Others: as ``optimize_acquisition``; ``ucb``, ``bound`` and the gaps of the result are
+        in the acquisition's units (standard deviations of the output for one objective,
+        shares of the observed ranges for several).
+
+    Raises:
+        ValueError: a nonlinear equality constraint (the grid search cannot hold one).
+        InfeasibleOutputLimitError: an output limit no candidate can meet, even optimistically.
+        InfeasibleDomainError: the domain's constraints admit no candidate.
+    """
+    job = _Outputs(posteriors, acq, domain, space, pending)
+    return _run(job, settings_with(settings, overrides))
+
+
+@dataclass
+class _Times:
+    build: float = 0.0
+    start: float = 0.0
+
+
+def _run(job, settings: AcquisitionSettings) -> AcquisitionResult:
+    """validate -> build -> start -> search -> result, for either job."""
+    times = _Times()
+    job.prepare(settings)
+    t = time.perf_counter()
+    job.build(settings)
+    times.build = time.perf_counter() - t
+    t = time.perf_counter()
+    start = job.start(settings)
+    times.start = time.perf_counter() - t
+    out = job.search(start, settings, times)
+    result = job.result(start, out, settings, times)
+    logger.info("%s", result.summary())
+    return result
+
+
+def _final_status(status: str, value: float, out_bound: float) -> tuple[str, float, float]:
+    """(status, bound, gap) of a result: no bound for the start alone; a gap closed to
+    round-off is "optimal"."""
+    bound = max(float(out_bound), value) if status != "incumbent" else float("nan")
+    gap = relative_gap(value, bound) if status != "incumbent" else float("nan")
+    if status in ("gap", "time_limit") and bound - value <= 1e-9 * max(1.0, abs(value)):
+        status = "optimal"
+    return status, bound, gap
+
+
+class _OneOutput:
+    """One output's integrated UCB: the grid search, or a MIP solver for what it cannot hold."""
+
+    def __init__(self, posterior, domain, space, sign, pending):
+        self.posterior, self.domain, self.space = posterior, domain, space
+        self.sign, self.pending = sign, pending
+
+    def prepare(self, settings: AcquisitionSettings) -> None:
+        settings.validate(self.sign)
+        specs = constraint_specs(self.domain, self.space)  # refuses unsupported ones first
+        self.name = _choose_solver(settings.solver, settings.kappa, specs)
+        if self.name == "scip" and settings.isolate:
+            from bofire_bark.optimize.mip.solvers import scip_worker
+
+            scip_worker()  # a new worker imports its modules while the problem is prepared
+
+    def build(self, settings: AcquisitionSettings) -> None:
+        self.problem, self.systems = build_problem(
+            self.posterior, self.domain, self.space, settings.kappa, self.sign, self.pending,
+            gps=self.name != "bnb")
+
+    def score(self, X):
+        return self.systems.integrated_ucb(X, self.problem.kappa, self.sign)
+
+    def is_feasible(self, X):
+        return feasible(self.domain, self.space, self.problem.box, X, tol=1e-6)
+
+    def start(self, settings: AcquisitionSettings):
+        problem = self.problem
+        start = find_incumbent(problem.box, problem.constraints, problem.ensemble.thresholds,
+                               problem.delta, self.score, self.is_feasible, settings.n_random,
+                               settings.n_starts, settings.n_sweeps, settings.seed)
+        if self.name != "bnb" and settings.n_cuts > 0 and len(start.pool):
+            self.problem = with_tangent_cuts(problem, start.pool[:settings.n_cuts])
+        return start
+
+    def search(self, start, settings: AcquisitionSettings, times: _Times):
+        logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)",
+                    start.value, start.n_feasible, times.start)
+        if self.name == "bnb":
+            out = _grid_search(self.problem, self.systems, self.posterior, self.pending,
+                               start, settings)
+        else:
+            from bofire_bark.optimize.mip.solvers import solve
+
+            out = solve(self.problem, self.name, start.x, settings.time_limit,
+                        settings.mip_gap, seed=settings.seed or 0, isolate=settings.isolate)
+        times.build += out.build_time
+        if out.status == "failed":
+            logger.warning("solver %s failed (%s); returning the starting point", self.name,
+                           out.message)
+        return out
+
+    def result(self, start, out, settings: AcquisitionSettings, times: _Times):
+        x0, v0 = start.x, start.value
+        chosen, ucb, status, source = x0, v0, "incumbent", "start"
+        if out.x is not None:
+            x = out.x
+            ok = bool(feasible(self.domain, self.space, self.problem.box, x[None, :],
+                               tol=FEASIBILITY_TOL)[0])
+            value = float(self.score(x[None, :])[0])
+            if not ok:
+                logger.warning("the solver's point violates the domain's constraints; ignored")
+            elif x0 is None or value >= v0 - 1e-9 * max(1.0, abs(v0)):
+                # ties go to the solver's point (exact zeros where the start has round-off)
+                chosen, ucb = x, value
+                source = "start" if x0 is not None and np.array_equal(x, x0) else "search"
+            else:
+                logger.warning("the solver's point scores %.6g < the starting point's %.6g; "
+                               "returning the starting point", value, v0)
+        if chosen is not None and out.status in ("optimal", "gap", "time_limit") and (
+                np.isfinite(out.bound)):
+            status = out.status
+        if chosen is None:
+            if out.status == "infeasible":
+                raise InfeasibleDomainError(
+                    "The domain's constraints admit no candidate (the solver proved the "
+                    "acquisition problem infeasible and no random point satisfied them).")
+            raise InfeasibleDomainError(
+                f"No candidate satisfying the domain's constraints was found: none of "
+                f"{settings.n_random} random points did, and the solver ({self.name}) ended "
+                f"with '{out.status}' ({out.message}) within the time limit of "
+                f"{settings.time_limit}s.")
+        chosen, ucb = _snap_zeros(chosen, ucb, self.problem, self.score, self.is_feasible)
+        status, bound, gap = _final_status(status, ucb, out.bound)
+        return AcquisitionResult(
+            candidate=self.space.decode(chosen[None, :]), x=chosen, objective=out.objective,
+            ucb=ucb, status=status, gap=gap, bound=bound, solver=self.name,
+            incumbent_ucb=v0, build_time=times.build, solve_time=out.solve_time,
+            incumbent_time=times.start, source=source, nodes=getattr(out, "nodes", 0),
+            trace=out.trace)
+
+
+class _Outputs:
+    """Several outputs' channels combined by an ``outputs.OutputAcquisition``, on one grid."""
+
+    def __init__(self, posteriors, acq, domain, space, pending):
+        self.posteriors, self.acq, self.domain, self.space = posteriors, acq, domain, space
+        self.pending = pending
+
+    def prepare(self, settings: AcquisitionSettings) -> None:
+        settings.validate()
+        specs = constraint_specs(self.domain, self.space)
+        if any(isinstance(c, NonlinearSpec) and c.equality for c in specs):
+            raise ValueError("several objectives or output limits are optimized by the grid "
+                             "search, which cannot hold a nonlinear equality constraint")
+
+    def build(self, settings: AcquisitionSettings) -> None:
+        self.problems, self.systems = [], []
+        for key in self.acq.keys:
+            problem, sys_k = build_problem(self.posteriors[key], self.domain, self.space,
+                                           settings.kappa, 1.0, self.pending, gps=False)
+            self.problems.append(problem)
+            self.systems.append(sys_k)
+        self.box = self.problems[0].box
+        self.thresholds = tuple(
+            np.unique(np.concatenate([p.ensemble.thresholds[j] for p in self.problems]))
+            for j in range(self.box.n_features))
+        self.kappa = settings.kappa
+
+    def channels(self, X):
+        parts = []
+        for sys_k in self.systems:
+            means, variances = sys_k.predict_each(X)
+            sd = self.kappa * np.sqrt(variances)
+            parts.append({1.0: (means + sd).mean(axis=0), -1.0: (sd - means).mean(axis=0)})
+        return np.stack([parts[c.output][c.sign] for c in self.acq.channels], axis=-1)
+
+    def score(self, X):  # -inf past an output limit: such a point never becomes the start
+        return self.acq.value(self.channels(X))
+
+    def is_feasible(self, X):
+        return feasible(self.domain, self.space, self.box, X, tol=1e-6)
+
+    def start(self, settings: AcquisitionSettings):
+        # the shared grid holds every output's thresholds: the ascent tries a subset of each
+        # feature's cells (the search then covers all of them)
+        first = self.problems[0]
+        start = find_incumbent(self.box, first.constraints, self.thresholds, first.delta,
+                               self.score, self.is_feasible, settings.n_random,
+                               settings.n_starts, settings.n_sweeps, settings.seed,
+                               max_moves=MAX_MOVES)
+        if not np.isfinite(start.value):
+            start = replace(start, x=None)
+        return start
+
+    def search(self, start, settings: AcquisitionSettings, times: _Times):
+        from bofire_bark.optimize import grid as gr
+
+        t = time.perf_counter()
+        grids = []
+        for c in self.acq.channels:
+            problem = self.problems[c.output]
+            gm = gr.grid_model(replace(problem, sign=float(c.sign)), self.systems[c.output],
+                               self.posteriors[self.acq.keys[c.output]], self.pending,
+                               settings.grid, python_loop=True, thresholds=self.thresholds)
+            grids.append(gr.Grid(gm, self.box))
+        targets = None if start.x is None else self.channels(start.x[None, :])[0]
+        self.grid = gr.MultiGrid(grids, self.acq, targets)
+        first = self.problems[0]
+        cons = gr.Constraints(first.constraints, self.box, first.delta)
+        times.build += time.perf_counter() - t
+        return gr.search(self.grid, cons, start.x, start.value, settings.time_limit,
+                         settings.mip_gap, settings.abs_gap, settings.seed, settings.grid,
+                         settings.max_time, settings.extend_gap)
+
+    def result(self, start, res, settings: AcquisitionSettings, times: _Times):
+        x0, v0 = start.x, start.value
+        status = res.status if res.status in ("optimal", "gap", "time_limit") else "incumbent"
+        if res.x is None:
+            _explain_infeasible(self.grid, self.acq, self.posteriors,
+                                res.status == "infeasible")
+            first = self.problems[0]
+            x = _nearest_to_limits(self.box, first.constraints, first.delta, self.channels,
+                                   self.acq, self.is_feasible, settings.n_random,
+                                   settings.seed)
+            if x is None:
+                raise InfeasibleDomainError(
+                    f"No candidate satisfying the domain's constraints was found: none of "
+                    f"{settings.n_random} random points did, and the search ended with "
+                    f"'{res.status}' within {settings.time_limit}s.")
+            logger.warning("no candidate found meeting the output limits (%s) within %.3gs; "
+                           "returning the random point closest to meeting them",
+                           "; ".join(lim.text for lim in self.acq.limits),
+                           settings.time_limit)
+            status = "incumbent"
+        else:
+            x = np.asarray(res.x, dtype=np.float64)
+        value = float(self.score(x[None, :])[0])
+        source = "start" if x0 is not None and np.array_equal(x, x0) else "search"
+        status, bound, gap = _final_status(status, value, res.bound)
+        return AcquisitionResult(
+            candidate=self.space.decode(x[None, :]), x=x, objective=float(res.value),
+            ucb=value, status=status, gap=gap, bound=bound, solver="bnb", incumbent_ucb=v0,
+            build_time=times.build, solve_time=res.seconds, incumbent_time=times.start,
+            source=source, nodes=res.nodes, units="sd" if self.acq.single else "scalarized")
+
+
+def _snap_zeros(x, value, problem, score, is_feasible):
+    """Set NChooseK and allow-zero features within BoFire's zero tolerance (1e-6) to exactly
+    zero when the point stays feasible and scores no lower (random starts leave round-off)."""
+    feats = {j for c in problem.constraints if isinstance(c, NChooseKSpec) for j in c.features}
+    feats |= set(np.flatnonzero(problem.box.semicontinuous).tolist())
+    snap = [j for j in feats if 0.0 < abs(x[j]) <= 1e-6 and problem.box.lower[j] <= 0.0]
+    if not snap:
+        return x, value
+    y = x.copy()
+    y[snap] = 0.0
+    if bool(is_feasible(y[None, :])[0]):
+        v = float(score(y[None, :])[0])
+        if v >= value - 1e-12 * max(1.0, abs(value)):
+            return y, v
+    return x, value
+
+
+def _choose_solver(solver: str, kappa: float, specs: tuple) -> str:
+    """"bnb" for "auto" unless a nonlinear equality needs the MIP; else the MIP solver."""
+    if str(solver).lower() == "bnb":
+        return "bnb"
+    nonlinear_eq = any(isinstance(c, NonlinearSpec) and c.equality for c in specs)
+    if str(solver).lower() == "auto" and not nonlinear_eq:
+        return "bnb"
+    shape = SimpleNamespace(kappa=float(kappa), linear=float(kappa) == 0.0 and not any(
+        isinstance(c, NonlinearSpec) for c in specs))
+    from bofire_bark.optimize.mip.solvers import resolve_solver
+
+    return resolve_solver(solver, shape)
+
+
+@dataclass
+class _SearchOutcome:
+    """The branch-and-bound's answer in the shape of a MIP solver's."""
+
+    status: str
+    x: np.ndarray | None
+    objective: float
+    bound: float
+    build_time: float
+    solve_time: float
+    nodes: int
+    message: str = ""
+    trace: list = field(default_factory=list)
+
+
+def _grid_search(problem, systems, posterior, pending, start, settings: AcquisitionSettings):
+    from bofire_bark.optimize import grid as gr
+
+    t0 = time.perf_counter()
+    gm = gr.grid_model(problem, systems, posterior, pending, settings.grid,
+                       python_loop=bool(problem.constraints))
+    grid = gr.Grid(gm, problem.box)
+    cons = gr.Constraints(problem.constraints, problem.box, problem.delta)
+    build = time.perf_counter() - t0
+    res = gr.search(grid, cons, start.x, start.value, settings.time_limit, settings.mip_gap,
+                    settings.abs_gap, settings.seed, settings.grid, settings.max_time,
+                    settings.extend_gap)
+    x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
+    return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds, res.nodes,
+                          f"{res.unresolved} boxes without a feasible point found")
+
+
+def _explain_infeasible(grid, acq, posteriors, proven: bool) -> None:
+    """Raise ``InfeasibleOutputLimitError`` naming every limit that the root box's bound
+    proves unreachable, or all limits when the search proved them jointly unreachable."""
+    if not acq.limits:
+        return
+    parts = grid.channel_bounds(*grid.root())
+    missed = []
+    for lim in acq.limits:
+        ub = parts[lim.channel][0]
+        if ub < lim.required - 1e-9:
+            post = posteriors[lim.key]
+            sign = acq.channels[lim.channel].sign
+            best = post.y_mean + sign * post.y_std * ub
+            missed.append(f"{lim.text}: even the upper confidence bound reaches at best "
+                          f"{best:.4g}")
+    if not missed and proven:
+        missed = [lim.text for lim in acq.limits]
+        missed[-1] += " (each reachable alone, not together with the domain's constraints)"
+    if missed:
+        raise InfeasibleOutputLimitError(
+            "No candidate can meet the output limit(s) under the model: " + "; ".join(missed)
+            + ". Relax the limit, or tell the strategy experiments nearer to it.")
+
+
+def _nearest_to_limits(box, specs, delta, channels, acq, is_feasible, n: int, seed):
+    """The domain-feasible random point of largest limit slack, or None."""
+    from bofire_bark.optimize.incumbent import random_points
+
+    X = random_points(box, specs, n, delta, np.random.default_rng(seed))
+    X = X[is_feasible(X)]
+    if len(X) == 0:
+        return None
+    return X[int(np.argmax(acq.slack(channels(X))))].copy()

@@ -1,0 +1,307 @@
+"""Branch-and-bound over the threshold grid: BARK's acquisition maximized with a proof.
+
+The integrated UCB is constant on the cells of the grid cut by all split thresholds, so a
+best-first search over boxes of that grid (``grid.bound``) finds its global maximum: a box's
+upper bound comes from the leaves its trees can still reach, a box where every tree reaches one
+leaf has its exact value, and boxes whose bound is below the best feasible point found
+(starting with the starting sample's point) are dropped. The search stops when the best open
+bound is within ``mip_gap`` (relative) or ``abs_gap`` (absolute, in standard deviations of the
+output) of the incumbent, or at the time limit; the bound it returns holds for every feasible
+point.
+
+Domain constraints prune boxes by interval tests (linear: the range of the left-hand side;
+NChooseK: counts of features that must or may be active; nonlinear: interval arithmetic on the
+expression), which never drop a feasible point. A decided box still needs a feasible point:
+its centre, then a small MILP over the box (linear and NChooseK constraints, scipy's HiGHS),
+then random points in the box for nonlinear constraints. A decided box for which none is found
+but which cannot be proven empty stays in the bound ("unresolved").
+
+With one output and no domain constraints the same loop runs in numba (``grid.loop``);
+constraints and several outputs (``MultiGrid``) use the Python loop here. Both take the same
+steps in the same order (``grid.loop``'s docstring) and share the loop's numba steps where no
+constraint needs Python (``loop.child`` branches, ``loop.backoff_*`` space the dives); the
+settings are a ``GridSettings``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from bofire_bark.optimize.ensemble import CATEGORICAL
+from bofire_bark.optimize.grid import loop as gl
+from bofire_bark.optimize.grid.boxes import Grid
+from bofire_bark.optimize.grid.points import box_point, centre
+from bofire_bark.optimize.grid.pruning import Constraints
+from bofire_bark.optimize.grid.settings import GridSettings
+from bofire_bark.optimize.result import relative_gap
+
+
+@dataclass
+class SearchResult:
+    """Outcome of the branch-and-bound.
+
+    Attributes:
+        x: (D,) best feasible point (the start when nothing better was found), or None.
+        value: its integrated UCB; bound: an upper bound of the integrated UCB over the
+            feasible set (>= value); status: "optimal" (gap closed to round-off), "gap"
+            (within the requested gap), "time_limit" or "infeasible".
+        nodes: boxes expanded; unresolved: decided boxes kept in the bound for lack of a
+            feasible point; seconds: wall time.
+    """
+
+    x: np.ndarray | None
+    value: float
+    bound: float
+    status: str
+    nodes: int
+    unresolved: int
+    seconds: float
+
+    @property
+    def abs_gap(self) -> float:
+        return max(0.0, self.bound - self.value)
+
+    @property
+    def gap(self) -> float:
+        return relative_gap(self.value, self.bound)
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """When the search stops: ``soft_at`` (the time limit, past which it stops once the
+    relative gap is <= ``extend_gap``), ``stop_at`` (always), and the gaps."""
+
+    t0: float
+    soft_at: float
+    stop_at: float
+    extend_gap: float
+    mip_gap: float
+    abs_gap: float
+
+    def closed(self, bound: float, value: float, gap: float | None = None) -> bool:
+        """Whether bound - value is within the gaps (``gap`` instead of ``mip_gap``)."""
+        gap = self.mip_gap if gap is None else gap
+        return bound - value <= max(gap * abs(value), self.abs_gap, 1e-12 * abs(value))
+
+    def out_of_time(self, now: float, value: float, bound: float) -> bool:
+        return now > self.stop_at or (now > self.soft_at
+                                      and relative_gap(value, bound) <= self.extend_gap)
+
+
+def _may_hold(grid: Grid, cons: Constraints, child) -> bool:
+    """False when a child box holds no candidate (no category left, or a constraint's range
+    misses it)."""
+    c_lo, c_hi, c_cat = child
+    if any(not c_cat[j].any() for j in range(grid.d) if grid.box.kinds[j] == CATEGORICAL):
+        return False
+    return not cons or cons.may_be_feasible(*grid.intervals(c_lo, c_hi))
+
+
+def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
+          max_depth: int = 200):
+    """Depth-first from a box into its child of higher bound until every tree is decided,
+    then a feasible point of that last box: (point, value) or (None, -inf). Under
+    constraints the random start is often far from the best feasible cell; this finds
+    feasible points where the bound says the value is."""
+    for _ in range(max_depth):
+        if split < 0:
+            x, _empty = box_point(grid, cons, *box, rng)
+            return (x, grid.value(x)) if x is not None else (None, -math.inf)
+        best = None
+        for child in grid.branch(*box, split):
+            if not _may_hold(grid, cons, child):
+                continue
+            c_ub, _c_und, c_split = grid.bound(*child)
+            if c_ub > best_v and (best is None or c_ub > best[0]):
+                best = (c_ub, child, c_split)
+        if best is None:
+            return None, -math.inf
+        _, box, split = best
+    return None, -math.inf
+
+
+def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
+           time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
+           settings: GridSettings | None = None, max_time: float | None = None,
+           extend_gap: float = math.inf) -> SearchResult:
+    """Best-first branch-and-bound from the incumbent (x0, v0), after
+    ``settings.n_lagrange`` subgradient steps on the categorical multipliers at the root.
+
+    Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, at
+    ``time_limit`` seconds once the relative gap is <= ``extend_gap``, or at ``max_time``
+    seconds (default: ``time_limit``). Under domain constraints a proven gap above
+    ``settings.polish_gap`` does not stop it at once: it goes on for the share
+    ``settings.polish`` of the time left, or until ``polish_gap`` is proven.
+
+    Without domain constraints and with one output the loop runs in numba
+    (``settings.numba_loop``), else in Python, which bounds the two children of a box on two
+    threads when ``settings.threads`` > 1.
+    """
+    settings = GridSettings() if settings is None else settings
+    t0 = time.perf_counter()
+    stop = _Stop(t0, t0 + time_limit, t0 + max(max_time, time_limit) if max_time is not None
+                 else t0 + time_limit, extend_gap, mip_gap, abs_gap)
+    rng = np.random.default_rng(seed)
+    best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
+    best_v = float(v0) if x0 is not None else -math.inf
+    plain = type(grid) is Grid and not cons  # one output, no domain constraints
+    # the longest run of dives skipped after fruitless ones (1: none)
+    max_period = settings.dive_backoff_max if settings.dive_backoff and plain else 1
+    if settings.numba_loop and plain:
+        return _search_numba(grid, best_x, best_v, stop, settings, max_period)
+    pool = ThreadPoolExecutor(1) if settings.threads > 1 else None
+    try:
+        return _search(grid, cons, (best_x, best_v), stop, settings, max_period, rng, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchResult:
+    best_x, best_v = start
+    dive_every = settings.dive_every
+    st = np.zeros(7, np.int64)  # the backoff's state, as the numba loop keeps it
+    st[gl.PERIOD] = 1
+    grid.fit_multipliers(best_v, settings.n_lagrange)
+    lo, hi, cat = grid.root()
+    ub, n_und, split = grid.bound(lo, hi, cat)
+    heap = [(-ub, 0, n_und, split, lo, hi, cat)]
+    counter = 1
+    unresolved: list[float] = []
+    nodes = 0
+    status = "optimal"
+    polish_at = None  # when the gap was proven, under constraints: the search goes on
+    while heap:
+        top = -heap[0][0]
+        open_bound = max(top, max(unresolved, default=-math.inf))
+        now = time.perf_counter()
+        if stop.closed(open_bound, best_v) and best_x is not None:
+            status = "gap" if open_bound - best_v > 1e-9 * max(1.0, abs(best_v)) else "optimal"
+            if (not cons or settings.polish <= 0 or status == "optimal"
+                    or stop.closed(open_bound, best_v, settings.polish_gap)):
+                break
+            if polish_at is None:
+                polish_at = now + settings.polish * max(0.0, stop.soft_at - now)
+            if now > polish_at:
+                break
+        elif stop.out_of_time(now, best_v, open_bound):
+            status = "time_limit"
+            break
+        neg, _, n_und, split, lo, hi, cat = heapq.heappop(heap)
+        nodes += 1
+        if -neg <= best_v:
+            continue
+        if n_und == 0:  # decided: the bound is the box's exact value
+            x, empty = box_point(grid, cons, lo, hi, cat, rng)
+            if x is not None:
+                if -neg > best_v:
+                    best_x, best_v = x, -neg
+            elif not empty:
+                unresolved.append(-neg)
+            continue
+        kids = [c for c in grid.branch(lo, hi, cat, split) if _may_hold(grid, cons, c)]
+        if pool is not None and len(kids) == 2:
+            # the kernel releases the GIL: both children on the two cores
+            futures = [pool.submit(grid.bound, *kids[1], 1)]
+            bounds = [grid.bound(*kids[0])] + [f.result() for f in futures]
+        else:
+            bounds = [grid.bound(*c) for c in kids]
+        for child, (c_ub, c_und, c_split) in zip(kids, bounds, strict=True):
+            if c_ub > best_v:
+                heapq.heappush(heap, (-c_ub, counter, c_und, c_split, *child))
+                counter += 1
+        # cheap primal steps: the centre of the box just split, and now and then a dive
+        if nodes % 4 == 1:
+            x = centre(grid, lo, hi, cat)
+            if not cons or cons.satisfied(x):
+                v = grid.value(x)
+                if v > best_v:
+                    best_x, best_v = x, v
+        if dive_every and nodes % dive_every == 1 and gl.backoff_due(st):
+            x, v = _dive(grid, cons, (lo, hi, cat), split, best_v, rng)
+            improved = x is not None and v > best_v
+            if improved:
+                best_x, best_v = x, v
+            gl.backoff_record(st, improved, max_period)
+    else:
+        open_bound = max(unresolved, default=-math.inf)
+        status = "infeasible" if best_x is None and not unresolved else (
+            "optimal" if stop.closed(open_bound, best_v) else "time_limit")
+    if not heap:
+        open_bound = max(unresolved, default=-math.inf)
+    bound = max(open_bound, best_v)
+    return SearchResult(best_x, best_v, bound, status, nodes, len(unresolved),
+                        time.perf_counter() - stop.t0)
+
+
+def _new_heap(cap: int, d: int, w: int) -> gl.Heap:
+    st = np.zeros(7, np.int64)
+    st[gl.PERIOD] = 1
+    st[gl.FREE] = cap - 1
+    return gl.Heap(np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64),
+                   np.zeros((cap, d), np.int64), np.zeros((cap, d), np.int64),
+                   np.zeros((cap, d, w), np.uint64), np.zeros(cap, np.int64),
+                   np.zeros(cap, np.int64),
+                   np.arange(cap - 1, -1, -1, dtype=np.int64),  # free slots, 0 on top
+                   st)
+
+
+def _grown(hp: gl.Heap, grow: int) -> gl.Heap:
+    """The heap with ``grow`` more slots (the new ones free)."""
+    cap = len(hp.key)
+    st = hp.st
+    free = np.concatenate((hp.free[:st[gl.FREE]],
+                           np.arange(cap + grow - 1, cap - 1, -1, dtype=np.int64),
+                           np.zeros(cap, np.int64)))
+    st[gl.FREE] += grow
+    arrays = [np.concatenate((a, np.zeros((grow,) + a.shape[1:], a.dtype)))
+              for a in hp[:8]]
+    return gl.Heap(*arrays, free, st)
+
+
+def _search_numba(grid: Grid, best_x, best_v, stop: _Stop, settings: GridSettings,
+                  max_period: int) -> SearchResult:
+    """``_search`` for a ``Grid`` without constraints: the box loop in ``grid.loop``, run in
+    chunks of about ``settings.chunk_seconds``, with the clock read in between."""
+    grid.fit_multipliers(best_v, settings.n_lagrange)
+    lo, hi, cat = grid.root()
+    ub, n_und, split = grid.bound(lo, hi, cat)
+    d, w = grid.d, grid.gm.n_words
+    hp = _new_heap(settings.slots, d, w)
+    hp.lo[0], hp.hi[0], hp.cat[0], hp.und[0], hp.split[0] = lo, hi, cat, n_und, split
+    gl.push(hp, -ub, 0)
+    best = gl.Best(np.zeros(d, np.int64), np.zeros(d, np.int64), np.zeros((d, w), np.uint64),
+                   np.array([best_v]))
+    lp = gl.Loop(grid.gm.bm, gl.geometry(grid), grid.use_lam, grid.scratch[0])
+    chunk = 4
+    bv = best.v
+    while True:
+        top = -hp.key[0] if hp.st[gl.HEAP] else -math.inf
+        if not hp.st[gl.HEAP]:
+            status = "infeasible" if not np.isfinite(bv[0]) else "optimal"
+            break
+        if stop.closed(top, float(bv[0])) and np.isfinite(bv[0]):
+            status = "gap" if top - bv[0] > 1e-9 * max(1.0, abs(bv[0])) else "optimal"
+            break
+        now = time.perf_counter()
+        if stop.out_of_time(now, bv[0], top):
+            status = "time_limit"
+            break
+        if hp.st[gl.FREE] < 2 * chunk:  # room for every child the chunk may push
+            hp = _grown(hp, max(len(hp.key), 2 * chunk))
+        n0 = hp.st[gl.NODES]
+        gl.search_chunk(lp, hp, best, chunk, stop.mip_gap, stop.abs_gap, settings.dive_every,
+                        max_period)
+        # the next chunk: chunk_seconds at this one's time per box
+        per_box = (time.perf_counter() - now) / max(1, hp.st[gl.NODES] - n0)
+        chunk = int(min(max(settings.chunk_seconds / max(per_box, 1e-7), 1), 4 * chunk + 4))
+    if hp.st[gl.FOUND]:
+        best_x = centre(grid, best.lo, best.hi, best.cat)
+    return SearchResult(best_x, float(bv[0]), max(top, float(bv[0])), status,
+                        int(hp.st[gl.NODES]), 0, time.perf_counter() - stop.t0)

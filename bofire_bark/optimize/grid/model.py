@@ -1,0 +1,332 @@
+"""The posterior flattened for the bound kernels (``grid.bound``): trees, leaf systems and the
+multipliers of the Lagrangian relaxation as flat arrays, on the grid of split thresholds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from bofire_bark.optimize.ensemble import CATEGORICAL, distinct_samples
+from bofire_bark.optimize.grid.settings import GridSettings
+
+
+class BoundModel(NamedTuple):
+    """The posterior's trees and leaf systems as flat arrays, what every bound kernel reads
+    (numba takes it as one argument). U distinct trees, K nodes, L leaves in all; S distinct
+    samples of m trees each; N training (and pending) points; W words per bit set of codes.
+
+    Trees: ``node_feat`` (K,) feature or -1 for a leaf; ``node_thr`` (K,) threshold index
+    (-1 for a categorical split); ``node_lmask``, ``node_rmask`` (K, W) codes reachable on
+    each side of a categorical split; ``node_left``, ``node_right`` (K,) children;
+    ``node_leaf`` (K,) leaf id; ``node_lfirst``, ``node_llast`` (K,) the range of leaf ids
+    below each node (depth-first numbering); ``tree_root`` (U,); ``leaf_off`` (U,) first leaf
+    id of each tree; ``tree_nleaf`` (U,).
+    Samples: ``s_tree_u`` (S, m) tree of each; ``s_base`` (S, m) the sample's column of each
+    tree's first leaf; ``s_weight`` (S,); ``s_off`` (S + 1,) offsets into ``beta``; ``s_moff``
+    (S,) offsets into ``M`` (P_s x P_s row-major each); ``dptr`` (sum P_s + 1,), ``dind``: the
+    training points in each leaf (CSR over the same column numbering as ``beta``); ``Kinv``
+    (S, N, N).
+    Lagrangian relaxation of the shared features (each tree keeps its own copy of a feature it
+    splits on; multipliers ``lam`` with zero weighted sum per feature and code make the copies
+    agree). A code is a category, or a bin of consecutive cells of an ordered feature
+    (``bin_first``, ``bin_last`` (D, B): bin b of feature j holds cells bin_first..bin_last).
+    ``lam`` (``n_codes`` per (sample, tree, feature), updated in place), ``lam_ptr`` (S, m),
+    ``tf_ptr`` (U + 1,) / ``tf_j`` the features each tree splits on, ``leaf_cm_ptr`` (L,) /
+    ``leaf_cm`` (., W) the codes that reach each leaf, per such feature.
+    Settings: ``n_dual`` linearizations of the N-space bound (0: none), ``bisect`` (cut
+    ordered features in the middle), ``product`` (product score), ``kappa``, ``sign``.
+    """
+
+    node_feat: np.ndarray
+    node_thr: np.ndarray
+    node_lmask: np.ndarray
+    node_rmask: np.ndarray
+    node_left: np.ndarray
+    node_right: np.ndarray
+    node_leaf: np.ndarray
+    node_lfirst: np.ndarray
+    node_llast: np.ndarray
+    tree_root: np.ndarray
+    leaf_off: np.ndarray
+    tree_nleaf: np.ndarray
+    s_tree_u: np.ndarray
+    s_base: np.ndarray
+    s_weight: np.ndarray
+    s_off: np.ndarray
+    beta: np.ndarray
+    s_moff: np.ndarray
+    M: np.ndarray
+    dptr: np.ndarray
+    dind: np.ndarray
+    Kinv: np.ndarray
+    lam: np.ndarray
+    lam_ptr: np.ndarray
+    tf_ptr: np.ndarray
+    tf_j: np.ndarray
+    leaf_cm_ptr: np.ndarray
+    leaf_cm: np.ndarray
+    bin_first: np.ndarray
+    bin_last: np.ndarray
+    n_codes: int
+    n_dual: int
+    bisect: bool
+    product: bool
+    kappa: float
+    sign: float
+
+
+@dataclass(frozen=True)
+class GridModel:
+    """The bound kernels' ``BoundModel`` plus the grid: ``thresholds[j]`` sorted (cells
+    ``0..len``), ``n_words`` words per categorical bit set, ``n_leaves`` leaves in all, and
+    the multipliers' bookkeeping (``lagrange``)."""
+
+    bm: BoundModel
+    thresholds: tuple[np.ndarray, ...]
+    n_words: int
+    n_leaves: int
+    lagrange: Lagrange
+
+    @property
+    def lam(self) -> np.ndarray:
+        """The multipliers, updated in place."""
+        return self.bm.lam
+
+    @property
+    def n_codes(self) -> int:
+        """Multipliers per copy of a feature (its codes)."""
+        return int(self.bm.n_codes)
+
+    @property
+    def kappa(self) -> float:
+        return float(self.bm.kappa)
+
+    @property
+    def sign(self) -> float:
+        return float(self.bm.sign)
+
+
+@dataclass(frozen=True)
+class Lagrange:
+    """Feature ``j``, code ``c`` and sample weight ``w`` (summing to 1 over a tree's copies) of
+    every multiplier; the relaxation stays valid while sum(w * lam) is 0 per (j, c)."""
+
+    j: np.ndarray
+    c: np.ndarray
+    w: np.ndarray
+
+    def project(self, step: np.ndarray) -> np.ndarray:
+        """``step`` minus its weighted mean per (j, c): a direction that keeps the sums 0."""
+        if len(step) == 0:
+            return step
+        key = self.j * (int(self.c.max()) + 1) + self.c
+        num = np.bincount(key, weights=self.w * step)
+        den = np.bincount(key, weights=self.w)
+        return step - (num / np.where(den > 0, den, 1.0))[key]
+
+
+def _words(codes, w: int) -> np.ndarray:
+    out = np.zeros(w, dtype=np.uint64)
+    for c in codes:
+        out[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    return out
+
+
+def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
+               settings: GridSettings | None = None, python_loop: bool = False,
+               thresholds: tuple[np.ndarray, ...] | None = None) -> GridModel:
+    """Flatten the reduced ensemble and the per-sample leaf systems.
+
+    Args:
+        problem: ``problem.AcquisitionProblem`` (box, reduced ensemble, kappa, sign).
+        systems: ``engine.predict.SampleSystems`` (conditioned on ``pending``).
+        posterior: the ``engine.Posterior`` (forests, noise, training inputs).
+        pending: (n_p, D) encoded points the systems are conditioned on, or None.
+        settings: the relaxation (``n_dual``, ``lagrange_bins``, ``n_bins``, ``bisect``,
+            ``product_score``; default ``GridSettings()``).
+        python_loop: the model serves the Python loop (``GridSettings.relaxation``).
+        thresholds: the grid, per feature sorted and holding every threshold of the ensemble
+            (default: the ensemble's own); several outputs' models share one grid.
+    """
+    from bofire_bark.engine.forest import route_all
+
+    settings = GridSettings() if settings is None else settings
+    relax = settings.relaxation(python_loop)
+    n_dual, product_score = relax["n_dual"], relax["product_score"]
+    lagrange_bins, bisect = settings.lagrange_bins, settings.bisect
+
+    ens, box = problem.ensemble, problem.box
+    sigma2 = posterior.samples["sigma2"]
+    if pending is not None:
+        pending = np.asarray(pending, dtype=np.float64).reshape(-1, box.n_features)
+    Xa = posterior.X if pending is None or len(pending) == 0 else np.concatenate(
+        (posterior.X, pending))
+    Xa = np.ascontiguousarray(Xa, dtype=np.float64)
+    thresholds = ens.thresholds if thresholds is None else thresholds
+    n_cat = max([len(box.allowed[j]) and max(box.allowed[j]) + 1
+                 for j in range(box.n_features) if box.kinds[j] == CATEGORICAL] or [1])
+    w = max(1, (int(n_cat) + 63) // 64)
+    feat, thr, lmask, rmask, left, right, leaf = [], [], [], [], [], [], []
+    roots, leaf_off, nleaf = [], [], []
+    n_leaves = 0
+    for tree in ens.trees:
+        base = len(feat)
+        roots.append(base)
+        leaf_off.append(n_leaves)
+        nleaf.append(tree.n_leaves)
+        # nodes come in depth-first order: the leaves below a node are consecutive
+        for node in tree.nodes:
+            if node[0] == "leaf":
+                feat.append(-1)
+                thr.append(-1)
+                lmask.append(np.zeros(w, np.uint64))
+                rmask.append(np.zeros(w, np.uint64))
+                left.append(-1)
+                right.append(-1)
+                leaf.append(n_leaves + node[1])
+                continue
+            split = tree.splits[node[1]]
+            j = split.feature
+            feat.append(j)
+            if box.kinds[j] == CATEGORICAL:
+                thr.append(-1)
+            else:
+                thr.append(int(np.searchsorted(thresholds[j], split.threshold)))
+            lmask.append(_words(split.left_codes, w))
+            rmask.append(_words(split.right_codes, w))
+            left.append(base + node[2])
+            right.append(base + node[3])
+            leaf.append(-1)
+        n_leaves += tree.n_leaves
+    m = ens.tree_of.shape[1]
+    keep, weights = distinct_samples(posterior.samples)
+    s_tree_u = ens.tree_of[keep].astype(np.int64)
+    s_base = np.zeros((len(keep), m), dtype=np.int64)
+    s_off = [0]
+    s_moff = []
+    betas, Ms = [], []
+    moff = 0
+    n_data = len(Xa)
+    Kinv = np.zeros((len(keep), n_data, n_data))
+    members: list[list[int]] = []  # training points of each leaf column, all samples
+    sm = posterior.samples
+    leaf_of = np.empty((m, n_data), dtype=np.int64)
+    for i, s in enumerate(keep):
+        lcol, Ginv, beta = systems.systems[s]
+        cols = []
+        for t in range(m):
+            s_base[i, t] = len(cols)
+            cols.extend(int(c) for c in lcol[t, ens.leaf_nodes[s][t]])
+        cols = np.asarray(cols, dtype=np.int64)
+        betas.append(beta[cols])
+        Ms.append((float(sigma2[s]) * Ginv[np.ix_(cols, cols)]).ravel())
+        s_off.append(s_off[-1] + len(cols))
+        s_moff.append(moff)
+        moff += len(cols) ** 2
+        route_all(sm["feat"][s], sm["thr"][s], sm["mask"][s], sm["left"][s], sm["right"][s],
+                  posterior.kinds, Xa, leaf_of)
+        same = np.zeros((n_data, n_data))
+        leaf_members = [[] for _ in range(len(cols))]
+        for t in range(m):
+            same += leaf_of[t][:, None] == leaf_of[t][None, :]
+            position = {int(node): p for p, node in enumerate(ens.leaf_nodes[s][t])}
+            for n in range(n_data):
+                p = position.get(int(leaf_of[t, n]))
+                if p is not None:  # else the leaf lies outside the candidate space
+                    leaf_members[s_base[i, t] + p].append(n)
+        members.extend(leaf_members)
+        Kinv[i] = np.linalg.inv(same / m + float(sigma2[s]) * np.eye(n_data))
+    # codes of the Lagrangian relaxation: categories, or bins of consecutive cells
+    d = box.n_features
+    n_bins = [0 if box.kinds[j] == CATEGORICAL or not lagrange_bins
+              else min(settings.n_bins, len(thresholds[j]) + 1) for j in range(d)]
+    bin_first = np.full((d, max(n_bins + [1])), -1, dtype=np.int64)
+    bin_last = np.full((d, max(n_bins + [1])), -1, dtype=np.int64)
+    for j in range(d):
+        if n_bins[j]:
+            edges = np.linspace(0, len(thresholds[j]) + 1, n_bins[j] + 1).round().astype(int)
+            bin_first[j, :n_bins[j]] = edges[:-1]
+            bin_last[j, :n_bins[j]] = edges[1:] - 1
+    n_cat = max([n_cat] + n_bins)
+
+    def leaf_codes(j, lo_cell, hi_cell):
+        return {b for b in range(n_bins[j])
+                if bin_first[j, b] <= hi_cell and bin_last[j, b] >= lo_cell}
+
+    # the features each tree splits on, and the codes reaching each of its leaves
+    tf_ptr, tf_j, leaf_cm_ptr, leaf_cm = [0], [], np.zeros(n_leaves, dtype=np.int64), []
+    for u, tree in enumerate(ens.trees):
+        js = sorted({sp.feature for sp in tree.splits
+                     if box.kinds[sp.feature] == CATEGORICAL or n_bins[sp.feature]})
+        tf_j.extend(js)
+        tf_ptr.append(len(tf_j))
+        full = {j: (frozenset(box.allowed[j]) if box.kinds[j] == CATEGORICAL
+                    else (0, len(thresholds[j]))) for j in js}
+
+        def walk(i, codes, tree=tree, js=js, u=u):
+            node = tree.nodes[i]
+            if node[0] == "leaf":
+                leaf_cm_ptr[leaf_off[u] + node[1]] = len(leaf_cm)
+                leaf_cm.extend(_words(codes[j] if box.kinds[j] == CATEGORICAL
+                                      else leaf_codes(j, *codes[j]), w) for j in js)
+                return
+            sp = tree.splits[node[1]]
+            j = sp.feature
+            if j not in codes:  # not relaxed
+                walk(node[2], codes)
+                walk(node[3], codes)
+                return
+            if box.kinds[j] == CATEGORICAL:
+                left_c = codes[j] & set(sp.left_codes)
+                right_c = codes[j] & set(sp.right_codes)
+            else:
+                i_thr = int(np.searchsorted(thresholds[j], sp.threshold))
+                left_c = (codes[j][0], min(codes[j][1], i_thr))
+                right_c = (max(codes[j][0], i_thr + 1), codes[j][1])
+            walk(node[2], {**codes, j: left_c})
+            walk(node[3], {**codes, j: right_c})
+
+        walk(0, full)
+    lfirst = np.asarray(leaf, dtype=np.int64).copy()
+    llast = lfirst.copy()
+    for k in range(len(feat) - 1, -1, -1):  # children after their parent
+        if feat[k] >= 0:
+            lfirst[k] = lfirst[left[k]]
+            llast[k] = llast[right[k]]
+    dptr = np.zeros(len(members) + 1, dtype=np.int64)
+    dptr[1:] = np.cumsum([len(c) for c in members])
+    dind = np.array([n for c in members for n in c], dtype=np.int64)
+    n_codes = int(n_cat)
+    lam_ptr = np.zeros((len(keep), m), dtype=np.int64)
+    lam_j, lam_c, lam_w = [], [], []
+    wsum = float(np.sum(weights))
+    for i in range(len(keep)):
+        for t in range(m):
+            u = int(s_tree_u[i, t])
+            lam_ptr[i, t] = len(lam_j)
+            for j in tf_j[tf_ptr[u]:tf_ptr[u + 1]]:
+                lam_j.extend([j] * n_codes)
+                lam_c.extend(range(n_codes))
+                lam_w.extend([weights[i] / wsum] * n_codes)
+    lagrange = Lagrange(np.asarray(lam_j, np.int64), np.asarray(lam_c, np.int64),
+                        np.asarray(lam_w))
+    leaf_cm = np.array(leaf_cm, dtype=np.uint64).reshape(-1, w)
+    bm = BoundModel(
+        node_feat=np.asarray(feat, np.int64), node_thr=np.asarray(thr, np.int64),
+        node_lmask=np.ascontiguousarray(np.array(lmask, dtype=np.uint64).reshape(-1, w)),
+        node_rmask=np.ascontiguousarray(np.array(rmask, dtype=np.uint64).reshape(-1, w)),
+        node_left=np.asarray(left, np.int64), node_right=np.asarray(right, np.int64),
+        node_leaf=np.asarray(leaf, np.int64), node_lfirst=lfirst, node_llast=llast,
+        tree_root=np.asarray(roots, np.int64), leaf_off=np.asarray(leaf_off, np.int64),
+        tree_nleaf=np.asarray(nleaf, np.int64), s_tree_u=s_tree_u, s_base=s_base,
+        s_weight=np.asarray(weights, np.float64), s_off=np.asarray(s_off, np.int64),
+        beta=np.concatenate(betas), s_moff=np.asarray(s_moff, np.int64),
+        M=np.concatenate(Ms), dptr=dptr, dind=dind, Kinv=Kinv, lam=np.zeros(len(lam_j)),
+        lam_ptr=lam_ptr, tf_ptr=np.asarray(tf_ptr, np.int64), tf_j=np.asarray(tf_j, np.int64),
+        leaf_cm_ptr=leaf_cm_ptr, leaf_cm=leaf_cm, bin_first=bin_first, bin_last=bin_last,
+        n_codes=n_codes, n_dual=int(n_dual) if problem.kappa > 0 else 0, bisect=bool(bisect),
+        product=bool(product_score), kappa=float(problem.kappa), sign=float(problem.sign))
+    return GridModel(bm, thresholds, w, n_leaves, lagrange)
