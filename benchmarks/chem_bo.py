@@ -224,6 +224,7 @@ def summary(out: Path) -> str:
         top = runs.iteration.max()
         marks = sorted({0, 1, 2, 5, 10, top} | set(range(0, top + 1, 10)))
         best_y = make_problem(name).best_y if name == "photoswitch" else None
+        fmt = ".1f" if runs.y.abs().max() > 10 else ".3f"  # wavelengths in nm, yields in [0, 1]
         lines = [f"### {name}", "",
                  "Best output found by iteration (median over the runs that reached it, mean in "
                  "brackets); final best of each method against `bark`'s, paired by seed.", "",
@@ -239,7 +240,7 @@ def summary(out: Path) -> str:
             for i in marks:
                 reached = last[method][last[method] >= i].index
                 at = sub[(sub.iteration <= i) & sub.seed.isin(reached)].groupby("seed").best.max()
-                cells.append(f"{at.median():.1f} ({at.mean():.1f})" if len(at) else "")
+                cells.append(f"{at.median():{fmt}} ({at.mean():{fmt}})" if len(at) else "")
             if method != "bark" and "bark" in final.index.get_level_values(0):
                 paired = pd.concat([final[method], final["bark"]], axis=1, join="inner")
                 vs = (f"{int((paired.iloc[:, 0] > paired.iloc[:, 1]).sum())}/"
