@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks._common import publish
+from benchmarks.max_phases import _append
 
 PROBLEMS = ("crosscoupling", "photoswitch")
 METHODS = ("bark", "bark_subsets", "sobo", "random")
@@ -205,11 +206,6 @@ def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Pa
                "best": max(rows[-1]["best"], y), "seconds": seconds}
         rows.append(row)
         _append(runs_csv, [row])
-
-
-def _append(path: Path, rows: list[dict]) -> None:
-    frame = pd.DataFrame(rows)
-    frame.to_csv(path, mode="a", header=not path.exists(), index=False)
 
 
 def summary(out: Path) -> str:

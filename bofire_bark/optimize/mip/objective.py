@@ -1,23 +1,6 @@
-"""The integrated UCB in the MIP: mu_s, sigma_s and the objective (paper eq. acq_func), from the
-per-sample data of ``sample_gp``.
-
-For posterior sample s with leaf system (lcol, Ginv, beta) (see ``bofire_bark.engine.predict``)
-and leaf indicator phi(x) (one leaf per tree, m trees):
-
-- mean ``mu[s] = sum_t beta[col_t]`` is linear in the leaf variables z;
-- latent variance ``var_s(x) = 1 - k_s(x)^T K_s^-1 k_s(x)`` with k(x, x) = 1 (null trees
-  included), which the MIP bounds from above by the factored cone (``cone``)
-  ``sigma[s]^2 + ||y[s]||^2 <= 1`` where ``y[s]`` (``factor``) is one of
-
-  - N-space form: C y = k_s(x), C the Cholesky factor of K_s = Phi Phi^T / m + sigma_s^2 I over
-    the N training (and pending) points, and k_s(x)_n = (1/m) #{t: x shares X_n's leaf in t};
-  - leaf-space form: y = R^T phi(x) / sqrt(m) with Q = I - m sigma_s^2 Ginv = R R^T;
-
-  chosen per sample by the smaller number of nonzeros.
-
-Objective: maximize (1/S) sum_s w_s (sign * mu[s] + kappa * sigma[s]) (sign -1 minimizes the
-output), the engine's ``SampleSystems.integrated_ucb`` at the optimum. Identical samples are
-merged with weight w_s.
+"""The integrated UCB in the MIP: mu_s, sigma_s and the objective (paper eq. acq_func) as Pyomo
+components, from the per-sample data of ``sample_gp`` (whose docstring derives the mean, the
+factored variance cone and the objective; identical samples merged with weight w_s).
 """
 
 from __future__ import annotations
