@@ -362,17 +362,6 @@ def _any_bits(words):
 
 
 @njit(cache=True, nogil=True)
-def n_splittable(space, sub):
-    """Number of split variables that can still split a node with subspace ``sub``."""
-    count = 0
-    for v in range(space.var_col.shape[0]):
-        j = space.var_col[v]
-        if var_can_split(space, v, sub.lo[j], sub.hi[j], sub.cats[j]):
-            count += 1
-    return count
-
-
-@njit(cache=True, nogil=True)
 def splittable_flags(space, sub, flags):
     """``flags[v]``: whether split variable ``v`` can split subspace ``sub``; returns how
     many can. One pass, so callers that need the set several times (a weighted draw, the

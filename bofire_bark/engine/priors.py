@@ -212,15 +212,6 @@ def _draw_descriptor_cut(state, space, v, cat_words, rule_mask):
 
 
 @njit(cache=True, nogil=True)
-def log_restricted_total(space, sub, log_w):
-    """log of the summed weights of the split variables that can split subspace ``sub``
-    (-inf if none can)."""
-    flags = np.empty(space.var_col.shape[0], dtype=np.bool_)
-    splittable_flags(space, sub, flags)
-    return log_flagged_total(flags, log_w)
-
-
-@njit(cache=True, nogil=True)
 def log_flagged_total(flags, log_w):
     """log of the summed weights exp(log_w) of the flagged variables (-inf if none)."""
     top = -np.inf
