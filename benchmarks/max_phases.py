@@ -10,7 +10,9 @@ carry. The output ``y`` (bulk modulus, GPa) is maximized.
 
 As the paper: ``min(2 D, 30) = 30`` compounds drawn at random (the same for every method of
 a seed), then one pick per iteration; regret is the best bulk modulus of the 402 minus the
-best found. Compounds already measured are not proposed again: each iteration the study
+best found. A run stops once it holds the best compound (its simple regret is 0 from then
+on, so the summary counts it at every later iteration). Compounds already measured are not
+proposed again: each iteration the study
 marks them not ``allowed`` in a fresh domain (BoFire's way to exclude categories), so every
 BARK fit starts its chains anew (burn-in 1000), like the GP's refits.
 
@@ -112,7 +114,10 @@ def run_one(data: pd.DataFrame, method: str, seed: int, iterations: int, out: Pa
         _append(runs_csv, rows)
     by_name = data.set_index("compound")
     rng = np.random.default_rng([seed, 1])
+    strategy = None
     for it in range(int(max(r["iteration"] for r in rows)) + 1, iterations + 1):
+        if rows[-1]["regret"] == 0:
+            break
         measured = {r["compound"] for r in rows}
         start = time.perf_counter()
         if method == "random":
@@ -132,7 +137,7 @@ def run_one(data: pd.DataFrame, method: str, seed: int, iterations: int, out: Pa
                "best": best, "regret": best_y - best, "seconds": seconds}
         rows.append(row)
         _append(runs_csv, [row])
-        if method.startswith("bark") and it == iterations:
+        if method.startswith("bark") and (it == iterations or row["regret"] == 0):
             rel = strategy.feature_relevance().reset_index()
             rel.insert(0, "seed", seed)
             rel.insert(0, "method", method)
@@ -149,6 +154,8 @@ def summary(out: Path, iterations: tuple[int, ...] = (0, 10, 20, 30, 50, 100)) -
     compound, per method (only runs that reached an iteration count there)."""
     runs = pd.read_csv(out / "runs.csv")
     last = runs.groupby(["method", "seed"]).iteration.max()
+    # a run that holds the best compound stopped there: its regret stays 0 at every iteration
+    last[runs.groupby(["method", "seed"]).regret.min() == 0] = max(iterations)
     lines = ["| method | runs | " + " | ".join(f"regret @{i}" for i in iterations)
              + " | found best (by last iteration) | median s per ask |",
              "|---|---|" + "---|" * len(iterations) + "---|---|"]
@@ -162,8 +169,8 @@ def summary(out: Path, iterations: tuple[int, ...] = (0, 10, 20, 30, 50, 100)) -
         final = sub.groupby("seed").regret.min()
         picks = sub[sub.iteration > 0]
         lines.append(f"| {method} | {sub.seed.nunique()} | " + " | ".join(cells)
-                     + f" | {int((final == 0).sum())} of {len(final)} (runs end at iteration "
-                     f"{int(last[method].min())}-{int(last[method].max())}) | "
+                     + f" | {int((final == 0).sum())} of {len(final)} (the others end at iteration "
+                     f"{_span(last[method][final != 0])}) | "
                      f"{picks.seconds.median():.1f} |")
     text = "\n".join(lines)
     rel_csv = out / "relevance.csv"
@@ -178,6 +185,10 @@ def summary(out: Path, iterations: tuple[int, ...] = (0, 10, 20, 30, 50, 100)) -
                           for m in share.index.get_level_values(0).unique()
                           if True in share.columns and share.loc[m][True].notna().any())
     return text
+
+
+def _span(last: pd.Series) -> str:
+    return f"{int(last.min())}-{int(last.max())}" if len(last) else "-"
 
 
 def main(argv=None) -> None:

@@ -24,6 +24,15 @@ def test_random_run_resumes_and_summarizes(tmp_path):
     assert "| random | 1 |" in max_phases.summary(tmp_path)
 
 
+def test_a_run_that_holds_the_best_compound_stops(tmp_path):
+    data = max_phases.load()
+    max_phases.run_one(data, "random", 1, 5, tmp_path)  # seed 1's initial design holds it
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert (runs.iteration == 0).all() and runs.regret.min() == 0
+    table = max_phases.summary(tmp_path)
+    assert "0.0 (n=1) | 1 of 1 (the others end at iteration -)" in table  # counted at @100
+
+
 def test_measured_compounds_are_not_allowed():
     data = max_phases.load()
     domain = max_phases.domain_of(data, {data.compound[0]})
