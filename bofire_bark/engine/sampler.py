@@ -41,6 +41,7 @@ from bofire_bark.engine.likelihood import (
 from bofire_bark.engine.priors import (
     NoisePrior,
     noise_prior_scale,
+    root_splittable,
     tree_prior,
     update_split_probs,
 )
@@ -52,6 +53,8 @@ from bofire_bark.engine.proposals import (
     refresh,
     tree_step,
 )
+from bofire_bark.engine.relabel import interchangeable_pairs, swap_columns, uses_either
+from bofire_bark.engine.rng import randint, uniform
 
 MODES = {"flat": FLAT, "n": NSPACE, "leaf": LEAFSPACE}
 
@@ -71,6 +74,9 @@ class MCMCSettings:
     likelihood: str = "auto"
     split_prior: str = DEFAULT_SPLIT_PRIOR  # "dirichlet" (sparse, DART-style, priors.py) or
     # "uniform" (the paper's)
+    # a label swap (relabel.py) after every this many sweeps (0: none); measured in
+    # results/mixing: it halves the sparse prior's excess R-hat at about 1.1x the sweeps' time
+    label_swap_every: int = 10
 
 
 # Columns of a chain's trace (one row per recorded sweep): these, then V split probabilities
@@ -230,6 +236,9 @@ class Chain:
         self.forest = empty_forest(settings.n_trees, capacity, n_words(self.n_values))
         self.sigma2 = np.array([1.0])
         self.stats = np.zeros((4, 2), dtype=np.int64)
+        self.pairs = interchangeable_pairs(self.space, root_splittable(self.space))
+        self.swap_stats = np.zeros(2, dtype=np.int64)  # label swaps that moved trees: tried, taken
+        self.since_swap = 0  # sweeps since the last label swap
         self.trace = None  # (sweeps, trace_width(V)) of the last run_chains sampling phase
         self.weights_started = False  # the sparse prior's weights have moved (run_chains)
         self.X = None
@@ -332,19 +341,44 @@ class Chain:
         if self.X is None:
             raise RuntimeError("Chain.run needs data: call set_data first")
         s = self.settings
-        data = Data(self.X, self.y, self.leaf_of)
         if trace is None:
             trace = np.empty((0, trace_width(len(self.space.var_col))))
         prior = self.tree_prior._replace(dirichlet=False) if hold_weights else self.tree_prior
+        every = s.label_swap_every if len(self.pairs) else 0
         done = 0
         while done < n_sweeps:
-            k = run_sweeps(n_sweeps - done, self.state, Forest.of(self.forest), self.space, data,
-                           self.lik, self.sigma2, prior, self.noise_prior,
-                           float(s.noise_step), s.refresh_every, self.counters, self.stats,
-                           trace[done:])
+            ask = n_sweeps - done if every <= 0 else min(every - self.since_swap, n_sweeps - done)
+            k = run_sweeps(ask, self.state, Forest.of(self.forest), self.space,
+                           Data(self.X, self.y, self.leaf_of), self.lik, self.sigma2, prior,
+                           self.noise_prior, float(s.noise_step), s.refresh_every,
+                           self.counters, self.stats, trace[done:])
             done += k
-            if done < n_sweeps:
+            self.since_swap += k
+            if k < ask:
                 self._grow_storage()
+            elif every > 0 and self.since_swap >= every:
+                self._swap_labels()
+                self.since_swap = 0
+
+    def _swap_labels(self) -> None:
+        """One label swap (relabel.py): accepted with the likelihood ratio, computed from a
+        likelihood state rebuilt for the swapped forest."""
+        a, va, b, vb = (int(x) for x in self.pairs[randint(self.state, len(self.pairs))])
+        f = self.forest
+        if uses_either(f["feat"], a, b):
+            self.swap_stats[0] += 1
+            kept = (f["feat"].copy(), f["thr"].copy(), self.lik, self.leaf_of, self.counters)
+            q, logdet = self.loglik()
+            swap_columns(f["feat"], f["thr"], self.kinds, self.lower, self.upper, a, b)
+            self._rebuild(self.lik.mode)
+            q_new, logdet_new = self.loglik()
+            if math.log(uniform(self.state)) >= 0.5 * (q + logdet - q_new - logdet_new):
+                f["feat"][...], f["thr"][...] = kept[0], kept[1]
+                self.lik, self.leaf_of, self.counters = kept[2:]
+                return
+            self.swap_stats[1] += 1
+        w = self.tree_prior.log_w  # equal while weights are held: the swap changes nothing
+        w[va], w[vb] = w[vb], w[va]
 
     def loglik(self) -> tuple[float, float]:
         """Current (y^T K^-1 y, log|K|) as the low-rank state holds it."""
