@@ -26,6 +26,7 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
         n_trees=settings.n_trees, alpha=settings.alpha, beta=settings.beta,
         noise_nu=settings.noise_nu, noise_q=settings.noise_q, noise_step=settings.noise_step,
         likelihood=settings.likelihood, split_prior=settings.split_prior,
+        label_swap_every=settings.label_swap_every,
     )
 
 

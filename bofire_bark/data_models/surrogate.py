@@ -53,6 +53,12 @@ class BARKSettings(BaseModel):
         "the earlier sweeps serving as burn-in, until the chains agree or a new window would "
         "take the sweeps per chain after burn-in above this many (0: off)."))
     ] = 6400
+    label_swap_every: Annotated[int, Field(ge=0, description=(
+        "Sweeps between label swaps: a move that exchanges two interchangeable inputs (both "
+        "continuous, or discrete or categorical with as many values; not inputs split by "
+        "descriptors) in every tree, accepted by the likelihood ratio, so that chains move "
+        "between inputs that explain the data about equally well (0: off)."))
+    ] = 10
     warm_start: bool = Field(
         default=True, description="Continue the chains from their last state on a new fit.")
     likelihood: Literal["auto", "n", "leaf"] = "auto"
