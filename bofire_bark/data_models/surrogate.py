@@ -44,15 +44,16 @@ class BARKSettings(BaseModel):
         int, Field(ge=0, description="Sweeps discarded when chains continue from their last "
                    "state after new data (BO iterations after the first).")
     ] = 0
-    # Default from results/mixing (levers/max_sampling_sweeps6400): at N = 10-60 on the nine
-    # study benchmarks the fits whose chains disagree fell from 129 to 17 of 216 under the
-    # sparse prior and from 11 to 0 of 216 under the uniform one.
+    # Default from results/mixing: at N = 10-60 on the nine study benchmarks the sparse
+    # prior's fits whose chains disagree fell from 129 of 216 (no continuation) to 17 at 6400
+    # (levers/max_sampling_sweeps6400), 14 with label swaps (levers/label_swaps) and 8 (3.7 %)
+    # at 12800 with label swaps (levers/label_swaps_12800); the uniform prior's to 0 at 6400.
     max_sampling_sweeps: Annotated[int, Field(ge=0, description=(
         "Adaptive continuation: while the chains disagree (an R-hat of the log marginal "
         "likelihood or the noise variance above 1.1), sample again with twice the thinning, "
         "the earlier sweeps serving as burn-in, until the chains agree or a new window would "
         "take the sweeps per chain after burn-in above this many (0: off)."))
-    ] = 6400
+    ] = 12800
     label_swap_every: Annotated[int, Field(ge=0, description=(
         "Sweeps between label swaps: a move that exchanges two interchangeable inputs (both "
         "continuous, or discrete or categorical with as many values; not inputs split by "
