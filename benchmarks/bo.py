@@ -353,6 +353,12 @@ def run_one(bench_name: str, method: str, seed: int, cfg: BOConfig) -> str:
                             "mip_solve_time": float(r.solve_time),
                             "mip_build_time": float(r.build_time), "ucb": float(r.ucb),
                             "start_ucb": float(r.incumbent_ucb)})
+            last_fit = getattr(getattr(strategy, "surrogate", None), "last_fit", None)
+            if method == "BARK" and last_fit is not None:
+                # the fit behind this point: sweeps per chain, worst R-hat, whether it warned
+                row.update({"fit_sweeps": int(last_fit.sweeps),
+                            "fit_rhat": max(last_fit.rhat.values(), default=float("nan")),
+                            "fit_warned": bool(last_fit.warned)})
             rows.append(row)
             _save(rows, path)
             new = X.assign(y=y, valid_y=1)

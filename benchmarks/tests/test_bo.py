@@ -36,6 +36,7 @@ def test_run_saves_resumes_and_times(cfg):
     assert last["fit_time"] > 0 and last["acq_time"] > 0
     assert last["mip_status"] and np.isfinite(last["mip_gap"])
     assert last["ucb"] >= last["start_ucb"] - 1e-9  # the solver never returns worse
+    assert last["fit_sweeps"] > 0 and "fit_warned" in first.columns  # the fit's diagnostics
     assert last["best"] == first["y"].min()
     # finished runs are skipped; a longer budget continues from the saved points
     assert bo.run_one("DiscreteAckley", "BARK", 0, cfg) == "done"
