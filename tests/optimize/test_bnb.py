@@ -365,3 +365,18 @@ def test_search_goes_on_past_time_limit_only_while_the_gap_is_wide():
     res = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, settings=no_lagrange,
                      max_time=60.0, extend_gap=0.0)
     assert res.status == "optimal" and res.value == pytest.approx(best, abs=1e-10)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_cos_ranges_are_tight(name):
+    """Enclosing, and tight (within a fine grid's resolution), over intervals of any place
+    and width: a range of [-1, 1] everywhere would prune no box (the earlier bound)."""
+    f = getattr(np, name)
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        lo = rng.uniform(-10, 10)
+        hi = lo + rng.exponential(2.0)
+        b, t = _interval(("func", name, ("var", 0)), np.array([lo]), np.array([hi]))
+        v = f(np.linspace(lo, hi, 4001))
+        assert b - 1e-12 <= v.min() and v.max() <= t + 1e-12
+        assert v.min() - b < 1e-3 and t - v.max() < 1e-3

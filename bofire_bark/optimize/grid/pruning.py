@@ -110,8 +110,27 @@ def _func(name: str, lo: float, hi: float) -> tuple[float, float]:
         top = max(_guard(math.cosh, lo, math.inf), _guard(math.cosh, hi, math.inf))
         return (1.0 if lo <= 0.0 <= hi else min(math.cosh(lo), math.cosh(hi))), top
     if name in ("sin", "cos"):
-        return -1.0, 1.0
+        return _periodic(name, lo, hi)
     return -math.inf, math.inf
+
+
+def _periodic(name: str, lo: float, hi: float) -> tuple[float, float]:
+    """Range of sin or cos on [lo, hi]: the endpoint values, widened to 1 (-1) where a
+    maximum (minimum) lies inside; cos(x) = sin(x + pi/2)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo >= 2.0 * math.pi:
+        return -1.0, 1.0
+    shift = 0.5 * math.pi if name == "cos" else 0.0
+    a, b = lo + shift, hi + shift
+    vals = (math.sin(a), math.sin(b))
+    top, bottom = max(vals), min(vals)
+    # sin peaks at pi/2 + 2 k pi and bottoms at -pi/2 + 2 k pi
+    if math.floor((b - 0.5 * math.pi) / (2.0 * math.pi)) >= math.ceil(
+            (a - 0.5 * math.pi) / (2.0 * math.pi)):
+        top = 1.0
+    if math.floor((b + 0.5 * math.pi) / (2.0 * math.pi)) >= math.ceil(
+            (a + 0.5 * math.pi) / (2.0 * math.pi)):
+        bottom = -1.0
+    return bottom, top
 
 
 def _guard(f, x: float, fallback: float) -> float:
