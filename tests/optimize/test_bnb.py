@@ -380,3 +380,4 @@ def test_sin_cos_ranges_are_tight(name):
         v = f(np.linspace(lo, hi, 4001))
         assert b - 1e-12 <= v.min() and v.max() <= t + 1e-12
         assert v.min() - b < 1e-3 and t - v.max() < 1e-3
+
