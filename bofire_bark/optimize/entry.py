@@ -41,6 +41,7 @@ from bofire_bark.optimize.constraints import constraint_specs, feasible
 from bofire_bark.optimize.incumbent import find_incumbent
 from bofire_bark.optimize.problem import build_problem, with_tangent_cuts
 from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
+    WITH_BOUND,
     AcquisitionResult,
     InfeasibleDomainError,
     InfeasibleOutputLimitError,
@@ -133,7 +134,7 @@ def _final_status(status: str, value: float, out_bound: float) -> tuple[str, flo
     round-off is "optimal"."""
     bound = max(float(out_bound), value) if status != "incumbent" else float("nan")
     gap = relative_gap(value, bound) if status != "incumbent" else float("nan")
-    if status in ("gap", "time_limit") and bound - value <= 1e-9 * max(1.0, abs(value)):
+    if status in WITH_BOUND[1:] and bound - value <= 1e-9 * max(1.0, abs(value)):
         status = "optimal"
     return status, bound, gap
 
@@ -208,7 +209,7 @@ class _OneOutput:
             else:
                 logger.warning("the solver's point scores %.6g < the starting point's %.6g; "
                                "returning the starting point", value, v0)
-        if chosen is not None and out.status in ("optimal", "gap", "time_limit") and (
+        if chosen is not None and out.status in WITH_BOUND and (
                 np.isfinite(out.bound)):
             status = out.status
         if chosen is None:
@@ -306,7 +307,7 @@ class _Outputs:
 
     def result(self, start, res, settings: AcquisitionSettings, times: _Times):
         x0, v0 = start.x, start.value
-        status = res.status if res.status in ("optimal", "gap", "time_limit") else "incumbent"
+        status = res.status if res.status in WITH_BOUND else "incumbent"
         if res.x is None:
             _explain_infeasible(self.grid, self.acq, self.posteriors,
                                 res.status == "infeasible")

@@ -19,6 +19,10 @@ class InfeasibleOutputLimitError(InfeasibleDomainError):
     bound."""
 
 
+# statuses of a search that returned a point with a proven bound
+WITH_BOUND = ("optimal", "gap", "time_limit", "unresolved")
+
+
 @dataclass
 class AcquisitionResult:
     """One optimized candidate.
@@ -29,7 +33,9 @@ class AcquisitionResult:
         objective: the solver's objective at its point (NaN when it returned none).
         ucb: the engine's integrated UCB at ``candidate`` (standardized units).
         status: "optimal" (proven), "gap" (proven within ``mip_gap`` or ``abs_gap``),
-            "time_limit" (stopped with the gap ``gap``) or "incumbent" (the starting point,
+            "time_limit" (stopped with the gap ``gap``), "unresolved" (the grid search went
+            through every box; the gap ``gap`` is held open by boxes in which no feasible
+            point was found and none was proven absent) or "incumbent" (the starting point,
             nothing proven).
         gap: relative gap (bound - ucb) / |ucb| proven for the candidate (NaN if none).
         bound: upper bound of the integrated UCB over the feasible set (NaN if none).
@@ -76,6 +82,9 @@ class AcquisitionResult:
         if self.status == "time_limit":
             return (f"stopped at the limit with gap {self.gap:.3g} (absolute "
                     f"{self.abs_gap:.3g} {self.units})")
+        if self.status == "unresolved":
+            return (f"every box searched, gap {self.gap:.3g} (absolute {self.abs_gap:.3g} "
+                    f"{self.units}) from boxes where no feasible point was found")
         return "starting point only (nothing proven)"
 
     def summary(self) -> str:

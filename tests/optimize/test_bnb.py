@@ -381,3 +381,17 @@ def test_sin_cos_ranges_are_tight(name):
         assert b - 1e-12 <= v.min() and v.max() <= t + 1e-12
         assert v.min() - b < 1e-3 and t - v.max() < 1e-3
 
+
+
+def test_an_exhausted_search_with_unresolved_boxes_says_so(increasing):
+    """Feasible points only in a disk of radius 0.002: the boxes around it are neither
+    proven empty nor given a feasible point by random tries, so the search ends with every
+    box taken and the gap open; that is not a time limit."""
+    domain, space, post = increasing
+    disk = NonlinearInequalityConstraint(
+        expression="(x0 - 0.3)**2 + (x1 - 0.7)**2 - 0.000004", features=["x0", "x1"])
+    domain = Domain(inputs=domain.inputs, constraints=[disk])
+    _, _, grid, cons = grid_of(domain, space, post)
+    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    assert res.unresolved > 0 and res.bound > res.value
+    assert res.status == "unresolved" and res.seconds < 30.0

@@ -50,7 +50,9 @@ class SearchResult:
         x: (D,) best feasible point (the start when nothing better was found), or None.
         value: its integrated UCB; bound: an upper bound of the integrated UCB over the
             feasible set (>= value); status: "optimal" (gap closed to round-off), "gap"
-            (within the requested gap), "time_limit" or "infeasible".
+            (within the requested gap), "time_limit", "unresolved" (every box searched,
+            the gap held open by decided boxes without a feasible point found and not
+            proven empty) or "infeasible".
         nodes: boxes expanded; unresolved: decided boxes kept in the bound for lack of a
             feasible point; seconds: wall time.
     """
@@ -231,8 +233,9 @@ def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchR
             gl.backoff_record(st, improved, max_period)
     else:
         open_bound = max(unresolved, default=-math.inf)
+        # the heap is empty: an open gap can only come from the unresolved boxes
         status = "infeasible" if best_x is None and not unresolved else (
-            "optimal" if stop.closed(open_bound, best_v) else "time_limit")
+            "optimal" if stop.closed(open_bound, best_v) else "unresolved")
     if not heap:
         open_bound = max(unresolved, default=-math.inf)
     bound = max(open_bound, best_v)
