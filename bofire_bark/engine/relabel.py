@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bofire_bark.engine.forest import CATEGORICAL, CONTINUOUS, DISCRETE
+from bofire_bark.engine.forest import CONTINUOUS
 
 
 def interchangeable_pairs(space, splittable: np.ndarray) -> np.ndarray:
@@ -49,8 +49,6 @@ def interchangeable_pairs(space, splittable: np.ndarray) -> np.ndarray:
         if len(vs) != 1 or var_desc[v] != -1 or not splittable[v]:
             continue
         kind = int(space.kinds[c])
-        if kind not in (CONTINUOUS, DISCRETE, CATEGORICAL):
-            continue
         key = (kind,) if kind == CONTINUOUS else (kind, int(space.n_values[c]))
         groups.setdefault(key, []).append((c, v))
     pairs = [(*members[i], *members[j]) for members in groups.values()
