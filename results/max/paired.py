@@ -24,6 +24,10 @@ def first_found(runs: pd.DataFrame, method: str) -> pd.Series:
     return first.where(first.notna() | (last < BUDGET), np.inf).sort_index()
 
 
+def per_seed(col: pd.Series) -> str:
+    return ", ".join(f"{seed}:{it:g}" for seed, it in col.items())
+
+
 def main() -> None:
     runs = pd.read_csv(HERE / "runs.csv")
     lines = ["# MAX: first iteration holding the best compound, paired by seed",
@@ -37,9 +41,9 @@ def main() -> None:
         both = both[(both[a] > 0) & (both[b] > 0)]
         sooner, later = int((both[a] < both[b]).sum()), int((both[a] > both[b]).sum())
         p = binomtest(sooner, sooner + later).pvalue if sooner + later else 1.0
-        fmt = lambda col: ", ".join(f"{s}:{v:g}" for s, v in col.items())  # noqa: E731
         lines.append(f"| {a} | {b} | {len(both)} | {sooner} | {later} | "
-                     f"{len(both) - sooner - later} | {p:.2f} | {fmt(both[a])} | {fmt(both[b])} |")
+                     f"{len(both) - sooner - later} | {p:.2f} | {per_seed(both[a])} | "
+                     f"{per_seed(both[b])} |")
     (HERE / "paired.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
