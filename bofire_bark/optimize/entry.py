@@ -134,7 +134,7 @@ def _final_status(status: str, value: float, out_bound: float) -> tuple[str, flo
     round-off is "optimal"."""
     bound = max(float(out_bound), value) if status != "incumbent" else float("nan")
     gap = relative_gap(value, bound) if status != "incumbent" else float("nan")
-    if status in WITH_BOUND[1:] and bound - value <= 1e-9 * max(1.0, abs(value)):
+    if status in WITH_BOUND and bound - value <= 1e-9 * max(1.0, abs(value)):
         status = "optimal"
     return status, bound, gap
 

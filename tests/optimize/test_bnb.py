@@ -382,7 +382,6 @@ def test_sin_cos_ranges_are_tight(name):
         assert v.min() - b < 1e-3 and t - v.max() < 1e-3
 
 
-
 def test_an_exhausted_search_with_unresolved_boxes_says_so(increasing):
     """Feasible points only in a disk of radius 0.002: the boxes around it are neither
     proven empty nor given a feasible point by random tries, so the search ends with every
