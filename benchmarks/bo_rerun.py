@@ -30,8 +30,7 @@ NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 
 
 def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1,
-        max_time: float | None = None, split_prior: str = "uniform",
-        acquisition_rule: str = "ucb") -> None:
+        max_time: float | None = None, split_prior: str = "uniform") -> None:
     from benchmarks.bo import check_settings, run_study
     from bofire_bark.defaults import (
         DEFAULT_EXTEND_GAP,
@@ -43,8 +42,7 @@ def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1
     # settings (uniform split prior unless asked), the library's defaults for the rest
     cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=out,
                    solver="auto", max_time=DEFAULT_MAX_TIME if max_time is None else max_time,
-                   extend_gap=DEFAULT_EXTEND_GAP, split_prior=split_prior,
-                   acquisition_rule=acquisition_rule)
+                   extend_gap=DEFAULT_EXTEND_GAP, split_prior=split_prior)
     check_settings(cfg)
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 
@@ -114,8 +112,6 @@ def main(argv=None) -> None:
     parser.add_argument("--split-prior", choices=["uniform", "dirichlet"], default="uniform",
                         help="BARK's split prior (uniform: the study's; dirichlet: the "
                         "library's default, results/bo_defaults)")
-    parser.add_argument("--acquisition-rule", choices=["ucb", "thompson"], default="ucb",
-                        help="BARK's acquisition_rule (results/bo_thompson: thompson)")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--against", type=Path, default=None,
                         help="table: pair with another rerun folder instead of the SCIP-era "
@@ -125,8 +121,7 @@ def main(argv=None) -> None:
     if args.what == "run":
         with study_backend(args) as n_jobs:
             run(args.benchmarks, range(args.first_seed, args.first_seed + args.seeds),
-                args.iterations, args.out, n_jobs, args.max_time, args.split_prior,
-                args.acquisition_rule)
+                args.iterations, args.out, n_jobs, args.max_time, args.split_prior)
     from benchmarks.plots import embed
 
     if args.against is not None:

@@ -52,7 +52,7 @@ burn-in; ``resumes`` counts the restarts).
         [--seeds 8] [--points 14] [--configs ...] [--set KEY=VALUE ...]
     python -m benchmarks.interaction bo --out results/interaction [--seeds 12]
         [--iterations 20] [--initial 8] [--set split_prior=uniform ...] [--kappa 1.96]
-        [--acquisition-rule thompson] [--name NAME]
+        [--name NAME]
     python -m benchmarks.interaction summary --out results/interaction
 
 ``summary`` writes ``uncertainty.md`` and ``bo_summary.md`` (and ``.csv``) from the CSVs.
@@ -427,12 +427,9 @@ BO_COLUMNS = [
     "ask_s", "sweeps", "rhat_max", "resumes", "settings", "kappa", "code"]
 
 
-def config_name(overrides: dict | None, kappa: float = KAPPA, start: str = "random",
-                rule: str = "ucb") -> str:
+def config_name(overrides: dict | None, kappa: float = KAPPA, start: str = "random") -> str:
     """A folder name from the overrides: ``defaults``, ``split_prior=uniform``, ..."""
     parts = [f"{k}={v}" for k, v in sorted((overrides or {}).items())]
-    if rule != "ucb":
-        parts.append(f"acquisition_rule={rule}")
     if kappa != KAPPA:
         parts.append(f"kappa={kappa:g}")
     if start != "random":
@@ -522,8 +519,7 @@ def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 
     if start not in STARTS:
         raise ValueError(f"start {start!r}; choose from {STARTS}")
     overrides = pinned(overrides)
-    name = name or config_name(overrides, kappa, start,
-                               (strategy_kwargs or {}).get("acquisition_rule", "ucb"))
+    name = name or config_name(overrides, kappa, start)
     folder = Path(out_dir) / "bo" / name
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / BO_CSV
@@ -669,8 +665,6 @@ def main(argv=None) -> None:
     b.add_argument("--set", nargs="+", type=_override, default=[], metavar="KEY=VALUE",
                    help="override surrogate settings (e.g. split_prior=uniform)")
     b.add_argument("--kappa", type=float, default=KAPPA)
-    b.add_argument("--acquisition-rule", default="ucb", choices=("ucb", "thompson"),
-                   help="the strategy's acquisition_rule")
     b.add_argument("--time-limit", type=float, default=None,
                    help="the strategy's search seconds per candidate (default: its own)")
     b.add_argument("--start", default="random", choices=STARTS,
@@ -685,8 +679,6 @@ def main(argv=None) -> None:
         print(uncertainty_summary(args.out))
     elif args.what == "bo":
         kwargs = {} if args.time_limit is None else {"time_limit": args.time_limit}
-        if args.acquisition_rule != "ucb":
-            kwargs["acquisition_rule"] = args.acquisition_rule
         run_bo(args.out, range(args.first_seed, args.first_seed + args.seeds), args.initial,
                args.iterations, dict(args.set) or None, args.kappa, args.name, kwargs,
                args.start)

@@ -9,10 +9,6 @@ MIP_SOLVERS = ("scip", "gurobi", "highs")
 SOLVERS = ("auto", "bnb", *MIP_SOLVERS)
 
 DEFAULT_KAPPA = 1.96
-# What each candidate maximizes: the paper's integrated UCB, or one function drawn from the
-# posterior (Thompson sampling; kappa unused).
-ACQUISITION_RULES = ("ucb", "thompson")
-DEFAULT_ACQUISITION_RULE = "ucb"
 DEFAULT_TIME_LIMIT = 2.5
 DEFAULT_MIP_GAP = 0.1
 DEFAULT_ABS_GAP = 0.01

@@ -53,10 +53,6 @@ class BARKStrategy(PredictiveStrategy):
     outputs' integrated UCBs (``bofire_bark.optimize.outputs``), with fresh Chebyshev weights
     for every candidate.
 
-    ``acquisition_rule="thompson"``: each candidate maximizes instead one function drawn from
-    every used output's posterior (``engine.Posterior.draw_function``), a fresh draw per
-    candidate, so a batch spreads by its draws (pending points condition nothing).
-
     A finite domain within ``LIBRARY_LIMIT`` points is enumerated instead
     (``bofire_bark.optimize.library``): the exact best candidate, never a point already
     measured or pending unless ``allow_repeats``.
@@ -65,7 +61,6 @@ class BARKStrategy(PredictiveStrategy):
     def __init__(self, data_model: DataModel, **kwargs):
         super().__init__(data_model=data_model, **kwargs)
         self.kappa = data_model.kappa
-        self.acquisition_rule = data_model.acquisition_rule
         self.solver = data_model.solver
         self.time_limit = data_model.time_limit
         self.mip_gap = data_model.mip_gap
@@ -198,15 +193,6 @@ class BARKStrategy(PredictiveStrategy):
         # yet a strategy built with the same seed replays the same run
         seed = self._get_seed()
         pending = np.vstack(pending) if pending else None
-        posteriors, kappa = self.posteriors(), self.kappa
-        if self.acquisition_rule == "thompson":
-            # one function per output, drawn afresh for every candidate (and every re-solve
-            # after a repeat); its variance is zero, so the UCB with kappa 0 is the draw
-            rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-            used = {f.key for f in objective_outputs(self.domain)}
-            posteriors = {key: p.draw_function(rng) if key in used else p
-                          for key, p in posteriors.items()}
-            posterior, kappa = posteriors[self.output_key], 0.0
         if library is not None:
             from bofire_bark.optimize.library import optimize_library
 
@@ -214,45 +200,43 @@ class BARKStrategy(PredictiveStrategy):
             if not self.allow_repeats:
                 blocks = [b for b in (measured, pending) if b is not None]
                 exclude = np.vstack(blocks) if blocks else None
-            return optimize_library(library, posteriors, self.acquisition(seed, posteriors),
-                                    self.space, kappa, pending=pending, exclude=exclude)
+            return optimize_library(library, self.posteriors(), self.acquisition(seed),
+                                    self.space, self.kappa, pending=pending, exclude=exclude)
         from bofire_bark.optimize import optimize_acquisition, optimize_outputs
 
-        settings = self.acquisition_settings(seed, kappa)
+        settings = self.acquisition_settings(seed)
         if self.single:
             return optimize_acquisition(posterior, self.domain, self.space, settings,
                                         sign=self.sign, pending=pending)
-        acq = self.acquisition(seed, posteriors)
+        acq = self.acquisition(seed)
         logger.info("BARK acquisition weights %s", dict(zip(
             [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
-        return optimize_outputs(posteriors, acq, self.domain, self.space, settings,
+        return optimize_outputs(self.posteriors(), acq, self.domain, self.space, settings,
                                 pending=pending)
 
-    def acquisition_settings(self, seed: int | None = None, kappa: float | None = None):
-        """The ``optimize.AcquisitionSettings`` of a solve: this strategy's settings, ``seed``
-        and ``kappa`` (default the strategy's)."""
+    def acquisition_settings(self, seed: int | None = None):
+        """The ``optimize.AcquisitionSettings`` of a solve: this strategy's settings and
+        ``seed``."""
         from bofire_bark.optimize.settings import AcquisitionSettings
 
         return AcquisitionSettings(
-            kappa=self.kappa if kappa is None else kappa, solver=self.solver,
-            time_limit=self.time_limit, mip_gap=self.mip_gap, abs_gap=self.abs_gap,
-            max_time=self.max_time, extend_gap=self.extend_gap, n_random=self.n_start_points,
-            seed=seed)
+            kappa=self.kappa, solver=self.solver, time_limit=self.time_limit,
+            mip_gap=self.mip_gap, abs_gap=self.abs_gap, max_time=self.max_time,
+            extend_gap=self.extend_gap, n_random=self.n_start_points, seed=seed)
 
     def posteriors(self) -> dict:
         """Output key -> fitted ``engine.Posterior`` of every output."""
         return {key: sur.posterior for key, sur in self.surrogates.items()}
 
-    def acquisition(self, seed: int | None = None, posteriors: dict | None = None):
-        """The acquisition over the modelled outputs (``posteriors``, default the fitted
-        ones), Chebyshev weights drawn from ``seed`` (``bofire_bark.optimize.outputs``)."""
+    def acquisition(self, seed: int | None = None):
+        """The acquisition over the modelled outputs, Chebyshev weights drawn from ``seed``
+        (``bofire_bark.optimize.outputs``)."""
         from bofire_bark.optimize.outputs import draw_weights, output_acquisition
 
         n_goals = sum(type(f.objective) in GOAL_OBJECTIVES
                       for f in objective_outputs(self.domain))
         weights = draw_weights(n_goals, np.random.default_rng(seed))
-        posteriors = self.posteriors() if posteriors is None else posteriors
-        return output_acquisition(self.domain, posteriors, weights, self.scalarization)
+        return output_acquisition(self.domain, self.posteriors(), weights, self.scalarization)
 
 
 def _repeats(x: np.ndarray, pending: list[np.ndarray]) -> bool:

@@ -22,9 +22,7 @@ from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 # Defaults and what the searches can express are declared at the bottom of the package
 # (no optimizer import here).
 from bofire_bark.defaults import (
-    ACQUISITION_RULES,
     DEFAULT_ABS_GAP,
-    DEFAULT_ACQUISITION_RULE,
     DEFAULT_EXTEND_GAP,
     DEFAULT_KAPPA,
     DEFAULT_MAX_TIME,
@@ -50,8 +48,6 @@ class BARKStrategy(PredictiveStrategy):
     The acquisition is the average over posterior samples of ``mu_s + kappa * sigma_s`` for a
     MaximizeObjective (``mu_s - kappa * sigma_s`` minimized for a MinimizeObjective).
     ``kappa = 1.96`` (a 97.5 % one-sided bound per sample) is BoFire's EntingStrategy default.
-    ``acquisition_rule="thompson"`` maximizes instead one function drawn from the posterior
-    per candidate (a sample, then its leaf weights), which has no kappa.
 
     Several outputs: every output with an objective gets its own BARK posterior. Maximize,
     Minimize and CloseToTarget objectives are combined by ``scalarization`` (random weights
@@ -65,13 +61,6 @@ class BARKStrategy(PredictiveStrategy):
     surrogate_specs: BARKSettings = Field(default_factory=BARKSettings)
     kappa: Annotated[float, Field(ge=0.0, description="UCB exploration weight.")] = (
         DEFAULT_KAPPA)
-    acquisition_rule: Annotated[Literal[ACQUISITION_RULES], Field(
-        description="What each candidate maximizes: 'ucb' the integrated UCB over the "
-        "posterior samples (the paper's; kappa weighs the sd), 'thompson' one function drawn "
-        "from the posterior, a fresh draw per candidate (Thompson sampling; kappa unused). "
-        "The draw keeps the prior's spread where no data are, so untried regions and "
-        "category combinations are picked in proportion to their chance of being best.")] = (
-        DEFAULT_ACQUISITION_RULE)
     solver: Annotated[Literal[SOLVERS], Field(
         description="'auto': the grid branch-and-bound ('bnb'), or the MIP (SCIP, Gurobi with a "
         "full licence) when a nonlinear equality constraint needs it.")] = "auto"
@@ -149,16 +138,6 @@ class BARKStrategy(PredictiveStrategy):
                 "MinimizeObjective or CloseToTargetObjective (sigmoid and target objectives "
                 f"are output limits); the domain's outputs: {domain.outputs.get_keys()}")
         return domain
-
-    @model_validator(mode="after")
-    def validate_kappa_used(self):
-        """A kappa other than the default with Thompson sampling, which has no kappa, would be
-        silently ignored: refused."""
-        if self.acquisition_rule == "thompson" and self.kappa != DEFAULT_KAPPA:
-            raise ValueError(
-                f"kappa={self.kappa} weighs the UCB's sd; acquisition_rule 'thompson' does not "
-                "use it (leave kappa at its default, or use acquisition_rule 'ucb')")
-        return self
 
     @model_validator(mode="after")
     def validate_multi_output_solver(self):

@@ -7,18 +7,13 @@ variance, by the output's variance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from bofire_bark.engine.checks import check_space, check_X, check_y
 from bofire_bark.engine.forest import Space, split_variables
-from bofire_bark.engine.predict import (
-    LeafSystem,
-    SampleSystems,
-    draw_leaf_weights,
-    predict_samples,
-)
+from bofire_bark.engine.predict import SampleSystems, predict_samples
 from bofire_bark.engine.priors import (
     draw_prior_forest,
     draw_split_prior,
@@ -79,18 +74,6 @@ class Posterior:
                                 "X_pending", allow_empty=True)
         return SampleSystems(self.samples, self.kinds, self.X, self.y, X_pending)
 
-    def draw_function(self, rng: np.random.Generator) -> FunctionDraw:
-        """One draw of the latent function from this posterior (Thompson sampling): a sample
-        chosen uniformly (the samples are the posterior's equally weighted mixture), then its
-        leaf weights given the forest (``predict.draw_leaf_weights``)."""
-        s = int(rng.integers(self.n_samples))
-        samples = {k: v[s:s + 1] for k, v in self.samples.items()}
-        system = SampleSystems(samples, self.kinds, self.X, self.y).systems[0]
-        drawn = draw_leaf_weights(system, float(samples["sigma2"][0]), rng)
-        kept = {f.name: getattr(self, f.name) for f in fields(Posterior)
-                if f.name not in ("samples", "chains", "traces")}
-        return FunctionDraw(samples=samples, **kept, system=drawn)
-
     def predict(self, Xnew: np.ndarray) -> dict[str, np.ndarray]:
         """Mixture prediction over samples in the user's units.
 
@@ -109,30 +92,6 @@ class Posterior:
             "sample_mean": self.y_mean + self.y_std * means,
             "sample_var": scale2 * lat,
         }
-
-
-@dataclass
-class FunctionDraw(Posterior):
-    """One function drawn from a posterior (``Posterior.draw_function``): one sample's forest
-    and noise, with ``system`` the drawn leaf weights as a leaf system of zero variance.
-
-    Everything that scores a posterior through its leaf systems (prediction, the acquisition
-    searches) then scores the drawn function, with zero latent variance. The draw is not
-    conditioned on pending points (``systems`` ignores them): each point of a Thompson batch
-    takes a draw of its own.
-    """
-
-    system: LeafSystem | None = None
-
-    def systems(self, X_pending: np.ndarray | None = None) -> SampleSystems:
-        out = SampleSystems(self.samples, self.kinds, self.X, self.y)
-        out.systems = [self.system]
-        return out
-
-    def predict_each(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        Xnew = check_X(Xnew, (self.kinds, self.lower, self.upper, self.n_values), "Xnew",
-                       allow_empty=True)
-        return self.systems().predict_each(Xnew)
 
 
 def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -214,4 +173,4 @@ def sample_prior(
                      ys, y_mean, y_std, space=space)
 
 
-__all__ = ["FunctionDraw", "Posterior", "fit_posterior", "sample_prior", "standardize"]
+__all__ = ["Posterior", "fit_posterior", "sample_prior", "standardize"]

@@ -138,26 +138,6 @@ def _score_sample(feat, thr, mask, left, right, kinds, lcol, Ginv, beta, sigma2,
         var[i] = max(sigma2 * q, 0.0)
 
 
-def draw_leaf_weights(system: LeafSystem, sigma2: float, rng: np.random.Generator
-                      ) -> LeafSystem:
-    """One posterior draw of the sample's function, as a ``LeafSystem`` with ``Ginv`` zero.
-
-    Given the forest, the leaf weights are Gaussian, w ~ N(beta, sigma2 G^-1) (prior
-    N(0, I / m), the standardized kernel), so f(x) = phi(x)^T w is an exact posterior draw of
-    the latent function: leaves no data reach keep their prior spread. The returned system's
-    mean is that draw and its variance zero, so any consumer of leaf systems scores the drawn
-    function.
-    """
-    lcol, Ginv, beta = system
-    cov = float(sigma2) * Ginv
-    # eigh, not cholesky: G^-1 is positive definite in exact arithmetic, yet leaves with
-    # identical memberships make it nearly singular in floating point
-    vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))
-    z = rng.standard_normal(len(beta))
-    w = beta + vecs @ (np.sqrt(np.clip(vals, 0.0, None)) * z)
-    return LeafSystem(lcol, np.zeros_like(Ginv), w)
-
-
 class SampleSystems:
     """Per-sample leaf systems of a posterior (optionally conditioned on pending points).
 
