@@ -48,11 +48,17 @@ Rows are appended as they come; a rerun skips finished seeds and continues an in
 from its saved points (a fresh strategy told all of them: its chains restart with a full
 burn-in; ``resumes`` counts the restarts).
 
+``--method sobo`` runs BoFire's ``SoboStrategy`` (its defaults: a GP, qLogNEI) instead, as a
+reference for how a GP explores the untried pair; it refuses the heat budget, so it needs
+``--no-heat-budget`` (the budget is slack at the optimum; the initial points are the same,
+they satisfy it). Its rows leave the BARK-only columns (the model's view of the pair, sweeps,
+R-hat) empty.
+
     python -m benchmarks.interaction uncertainty --out results/interaction
         [--seeds 8] [--points 14] [--configs ...] [--set KEY=VALUE ...]
     python -m benchmarks.interaction bo --out results/interaction [--seeds 12]
         [--iterations 20] [--initial 8] [--set split_prior=uniform ...] [--kappa 1.96]
-        [--name NAME]
+        [--method bark|sobo] [--no-heat-budget] [--name NAME]
     python -m benchmarks.interaction summary --out results/interaction
 
 ``summary`` writes ``uncertainty.md`` and ``bo_summary.md`` (and ``.csv``) from the CSVs.
@@ -130,7 +136,8 @@ class ReactionSynergy(Benchmark):
     """A reaction whose best (solvent, catalyst) pair shows only as an interaction: maximize
     ``yield`` (module docstring). ``f`` adds N(0, ``noise_sd``) noise from ``seed``."""
 
-    def __init__(self, noise_sd: float = NOISE_SD, seed: int | None = None, **kwargs) -> None:
+    def __init__(self, noise_sd: float = NOISE_SD, seed: int | None = None,
+                 heat_budget: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
         self.noise_sd = noise_sd
         self._rng = np.random.default_rng(seed)
@@ -145,7 +152,8 @@ class ReactionSynergy(Benchmark):
             outputs=Outputs(features=[ContinuousOutput(key="yield",
                                                        objective=MaximizeObjective())]),
             constraints=Constraints(constraints=[NonlinearInequalityConstraint(
-                features=["temperature", "residence_time"], expression=HEAT_BUDGET)]))
+                features=["temperature", "residence_time"], expression=HEAT_BUDGET)]
+                if heat_budget else []))
 
     def _f(self, candidates: pd.DataFrame) -> pd.DataFrame:
         y = true_yield(candidates) + self._rng.normal(0.0, self.noise_sd, len(candidates))
@@ -409,6 +417,7 @@ def uncertainty_summary(out_dir: Path | str = DEFAULT_OUT) -> str:
 
 BO_CSV = "iterations.csv"
 STARTS = ("random", "no_pair")
+METHODS = ("bark", "sobo")
 # surrogate settings every run records explicitly (taken from the data model's defaults when
 # not set), so a change of those defaults cannot slip into a configuration's folder
 PINNED = ("split_prior", "max_sampling_sweeps")
@@ -427,9 +436,14 @@ BO_COLUMNS = [
     "ask_s", "sweeps", "rhat_max", "resumes", "settings", "kappa", "code"]
 
 
-def config_name(overrides: dict | None, kappa: float = KAPPA, start: str = "random") -> str:
+def config_name(overrides: dict | None, kappa: float = KAPPA, start: str = "random",
+                method: str = "bark", heat_budget: bool = True) -> str:
     """A folder name from the overrides: ``defaults``, ``split_prior=uniform``, ..."""
     parts = [f"{k}={v}" for k, v in sorted((overrides or {}).items())]
+    if method != "bark":
+        parts.append(f"method={method}")
+    if not heat_budget:
+        parts.append("heat_budget=off")
     if kappa != KAPPA:
         parts.append(f"kappa={kappa:g}")
     if start != "random":
@@ -457,16 +471,23 @@ def _pair_state(strategy, tried: set) -> dict:
 
 def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iterations: int,
              overrides: dict | None, kappa: float, strategy_kwargs: dict,
-             common: dict, start: str = "random") -> None:
+             common: dict, start: str = "random", method: str = "bark",
+             heat_budget: bool = True) -> None:
     """Run (or continue from ``rows``) one BO run, appending each new point to ``path``."""
     import bofire.strategies.api as strategies
+    from bofire.data_models.strategies.api import SoboStrategy
 
     import bofire_bark  # noqa: F401  (registers BARK with BoFire)
     from bofire_bark.data_models import BARKSettings, BARKStrategy
 
-    domain = ReactionSynergy().domain
-    spec = BARKStrategy(domain=domain, seed=seed, kappa=kappa,
-                        surrogate_specs=BARKSettings(**(overrides or {})), **strategy_kwargs)
+    domain = ReactionSynergy(heat_budget=heat_budget).domain
+    bark = method == "bark"
+    if bark:
+        spec = BARKStrategy(domain=domain, seed=seed, kappa=kappa,
+                            surrogate_specs=BARKSettings(**(overrides or {})),
+                            **strategy_kwargs)
+    else:
+        spec = SoboStrategy(domain=domain, seed=seed, **strategy_kwargs)
     strategy = strategies.map(spec)
     base = {"config": common["config"], "seed": seed, "settings": common["settings"],
             "kappa": kappa, "code": common["code"]}
@@ -494,11 +515,11 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
     for it in range(first, n_iterations + 1):
         step = tell_ask(strategy, new, INPUTS, domain)
         cand, X = step.candidate, step.X
-        state = _pair_state(strategy, tried)
+        state = _pair_state(strategy, tried) if bark else {}
         y, y_true, pair = observe(X, seed, it)[0], true_yield(X)[0], bool(is_pair(X)[0])
         pair_tried |= pair
         best = max(best, float(y_true))
-        fit = strategy.surrogate.last_fit
+        fit = strategy.surrogate.last_fit if bark else None
         row = {**base, "iteration": it, **X.iloc[0].to_dict(), "y": y, "y_true": y_true,
                "pair": pair, "pair_tried": pair_tried, "best": best,
                "pred": float(cand["yield_pred"].iloc[0]),
@@ -513,18 +534,27 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
 def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 8,
            n_iterations: int = 20, overrides: dict | None = None, kappa: float = KAPPA,
            name: str | None = None, strategy_kwargs: dict | None = None,
-           start: str = "random", verbose: bool = True) -> Path:
+           start: str = "random", verbose: bool = True, method: str = "bark",
+           heat_budget: bool = True) -> Path:
     """Every seed of one configuration not yet finished in ``bo/<name>/iterations.csv``;
-    ``start`` "random" (the initial points as drawn) or "no_pair" (drawn without the pair)."""
+    ``start`` "random" (the initial points as drawn) or "no_pair" (drawn without the pair);
+    ``method`` "bark" or "sobo" (BoFire's GP strategy, which needs ``heat_budget=False``)."""
     if start not in STARTS:
         raise ValueError(f"start {start!r}; choose from {STARTS}")
-    overrides = pinned(overrides)
-    name = name or config_name(overrides, kappa, start)
+    if method not in METHODS:
+        raise ValueError(f"method {method!r}; choose from {METHODS}")
+    if method == "bark":
+        overrides = pinned(overrides)
+    elif overrides or kappa != KAPPA:
+        raise ValueError("--set and --kappa are BARK's; method 'sobo' runs BoFire's defaults")
+    name = name or config_name(overrides, kappa, start, method, heat_budget)
     folder = Path(out_dir) / "bo" / name
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / BO_CSV
     settings = describe({**(overrides or {}), **(strategy_kwargs or {}),
-                         **({} if start == "random" else {"start": start})})
+                         **({} if start == "random" else {"start": start}),
+                         **({} if method == "bark" else {"method": method}),
+                         **({} if heat_budget else {"heat_budget": False})})
     old = read_bo(path) if path.exists() else pd.DataFrame(columns=BO_COLUMNS)
     if len(old) and (set(old["settings"]) != {settings} or set(old["kappa"]) != {kappa}):
         raise SystemExit(f"{path} holds rows made with other settings; use another --name")
@@ -536,7 +566,7 @@ def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 
             continue
         began = time.perf_counter()
         run_seed(seed, path, rows, n_initial, n_iterations, overrides, kappa,
-                 strategy_kwargs or {}, common, start)
+                 strategy_kwargs or {}, common, start, method, heat_budget)
         if verbose:
             run = read_bo(path)
             run = run[run["seed"] == seed]
@@ -669,6 +699,10 @@ def main(argv=None) -> None:
                    help="the strategy's search seconds per candidate (default: its own)")
     b.add_argument("--start", default="random", choices=STARTS,
                    help="initial points as drawn, or drawn without the synergy pair")
+    b.add_argument("--method", default="bark", choices=METHODS,
+                   help="BARKStrategy, or BoFire's SoboStrategy as a reference")
+    b.add_argument("--no-heat-budget", action="store_true",
+                   help="drop the heat-budget constraint (Sobo refuses it)")
     b.add_argument("--name", default=None, help="folder under bo/ (default: from --set)")
     s = sub.add_parser("summary", help="uncertainty.md and bo_summary.md from the CSVs")
     s.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -681,7 +715,7 @@ def main(argv=None) -> None:
         kwargs = {} if args.time_limit is None else {"time_limit": args.time_limit}
         run_bo(args.out, range(args.first_seed, args.first_seed + args.seeds), args.initial,
                args.iterations, dict(args.set) or None, args.kappa, args.name, kwargs,
-               args.start)
+               args.start, method=args.method, heat_budget=not args.no_heat_budget)
     else:
         out = Path(args.out)
         if (out / UNCERTAINTY_CSV).exists():
