@@ -591,7 +591,8 @@ def bo_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                      "pair_initial": bool(len(hit) and hit.min() == 0),
                      "pair_tries": int(sub["pair"].sum()),
                      "fit_s": sub["fit_s"].median(), "ask_s": sub["ask_s"].median(),
-                     "sweeps": sub["sweeps"].median()})
+                     # Sobo's rows have no sweeps ("nan")
+                     "sweeps": pd.to_numeric(sub["sweeps"], errors="coerce").median()})
     runs = pd.DataFrame(runs)
     rows = []
     for config, sub in runs.groupby("config", sort=False):
