@@ -114,3 +114,23 @@ def test_start_without_the_pair():
     assert len(X) == 20 and not study.is_pair(X).any()
     assert study.config_name(None, 3.0, "no_pair") == "kappa=3,start=no_pair"
     assert study.config_name({"split_prior": "uniform"}) == "split_prior=uniform"
+
+
+def test_sobo_reference_runs_without_the_heat_budget(tmp_path):
+    """BoFire's GP strategy on the domain without the budget: the same starting points, its
+    own folder, the BARK-only columns empty, and a summary that reads them."""
+    import pytest
+
+    assert len(study.ReactionSynergy(heat_budget=False).domain.constraints) == 0
+    assert len(study.ReactionSynergy().domain.constraints) == 1
+    with pytest.raises(ValueError, match="BARK's"):
+        study.run_bo(tmp_path, seeds=[0], overrides=TINY, method="sobo", heat_budget=False)
+    path = study.run_bo(tmp_path, seeds=[0], n_initial=4, n_iterations=1, method="sobo",
+                        heat_budget=False, start="no_pair", verbose=False)
+    assert path.parent.name == "method=sobo,heat_budget=off,start=no_pair"
+    df = study.read_bo(path)
+    X0 = study.points_without_pair(0, 4)
+    assert np.allclose(df.loc[df.iteration == 0, "temperature"], X0["temperature"])
+    assert df.loc[df.iteration == 1, "pair_ucb"].isna().all()
+    assert df.loc[df.iteration == 1, ["pred", "pred_sd"]].notna().all(axis=None)
+    assert "| method=sobo,heat_budget=off,start=no_pair | 1 | 1 |" in study.bo_summary(tmp_path)
