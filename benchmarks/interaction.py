@@ -547,6 +547,9 @@ def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 
         overrides = pinned(overrides)
     elif overrides or kappa != KAPPA:
         raise ValueError("--set and --kappa are BARK's; method 'sobo' runs BoFire's defaults")
+    elif heat_budget:
+        raise ValueError("SoboStrategy refuses the nonlinear heat budget: pass "
+                         "--no-heat-budget (heat_budget=False)")
     name = name or config_name(overrides, kappa, start, method, heat_budget)
     folder = Path(out_dir) / "bo" / name
     folder.mkdir(parents=True, exist_ok=True)

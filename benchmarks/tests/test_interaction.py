@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from benchmarks import interaction as study
 
@@ -119,12 +120,12 @@ def test_start_without_the_pair():
 def test_sobo_reference_runs_without_the_heat_budget(tmp_path):
     """BoFire's GP strategy on the domain without the budget: the same starting points, its
     own folder, the BARK-only columns empty, and a summary that reads them."""
-    import pytest
-
     assert len(study.ReactionSynergy(heat_budget=False).domain.constraints) == 0
     assert len(study.ReactionSynergy().domain.constraints) == 1
     with pytest.raises(ValueError, match="BARK's"):
         study.run_bo(tmp_path, seeds=[0], overrides=TINY, method="sobo", heat_budget=False)
+    with pytest.raises(ValueError, match="no-heat-budget"):
+        study.run_bo(tmp_path, seeds=[0], method="sobo")
     path = study.run_bo(tmp_path, seeds=[0], n_initial=4, n_iterations=1, method="sobo",
                         heat_budget=False, start="no_pair", verbose=False)
     assert path.parent.name == "method=sobo,heat_budget=off,start=no_pair"
