@@ -62,13 +62,15 @@ FEASIBILITY_TOL = 1e-5
 def optimize_acquisition(posterior, domain, space, settings: AcquisitionSettings | None = None,
                          sign: float = 1.0, pending: np.ndarray | None = None,
                          **overrides) -> AcquisitionResult:
-    """Maximize the integrated UCB (1/S) sum_s [sign mu_s(x) + kappa sigma_s(x)] over the domain.
+    """Maximize the acquisition (1/S) sum_s g(sign mu_s(x), sigma_s(x)) over the domain: the
+    integrated UCB g = sign mu_s + kappa sigma_s by default, or another rule of ``rules``
+    (``settings.rule``).
 
     Args:
         posterior: ``bofire_bark.engine.Posterior`` fitted on ``space``-encoded data.
         domain: BoFire domain (its constraints are enforced; unsupported ones raise).
         space: ``SplitSpace`` of ``domain``.
-        settings: ``AcquisitionSettings`` (kappa, solver, time limit, gaps, start, grid
+        settings: ``AcquisitionSettings`` (rule, kappa, solver, time limit, gaps, start, grid
             search; default: the defaults).
         sign: +1 for a MaximizeObjective, -1 for a MinimizeObjective.
         pending: (n_p, D) encoded candidates already chosen in this batch; each sample's GP is
@@ -150,6 +152,12 @@ class _OneOutput:
         settings.validate(self.sign)
         specs = constraint_specs(self.domain, self.space)  # refuses unsupported ones first
         self.name = _choose_solver(settings.solver, settings.kappa, specs)
+        if self.name != "bnb" and settings.rule != "ucb":
+            raise ValueError(
+                f"acquisition rule '{settings.rule}': the MIP solver '{self.name}' maximizes "
+                "the UCB only" + (" (a nonlinear equality constraint needs the MIP)"
+                                  if settings.solver == "auto" else "")
+                + "; use the UCB rule, or solver 'bnb' without nonlinear equalities")
         if self.name == "scip" and settings.isolate:
             from bofire_bark.optimize.mip.solvers import scip_worker
 
@@ -158,10 +166,11 @@ class _OneOutput:
     def build(self, settings: AcquisitionSettings) -> None:
         self.problem, self.systems = build_problem(
             self.posterior, self.domain, self.space, settings.kappa, self.sign, self.pending,
-            gps=self.name != "bnb")
+            gps=self.name != "bnb", rule=settings.rule)
+        self.rule = settings.acquisition_rule
 
     def score(self, X):
-        return self.systems.integrated_ucb(X, self.problem.kappa, self.sign)
+        return self.rule.score(self.systems, X, self.sign, self.problem.incumbents)
 
     def is_feasible(self, X):
         return feasible(self.domain, self.space, self.problem.box, X, tol=1e-6)
@@ -176,7 +185,7 @@ class _OneOutput:
         return start
 
     def search(self, start, settings: AcquisitionSettings, times: _Times):
-        logger.info("starting point: integrated UCB %.6g from %d feasible draws (%.2fs)",
+        logger.info("starting point: acquisition %.6g from %d feasible draws (%.2fs)",
                     start.value, start.n_feasible, times.start)
         if self.name == "bnb":
             out = _grid_search(self.problem, self.systems, self.posterior, self.pending,
@@ -241,6 +250,9 @@ class _Outputs:
 
     def prepare(self, settings: AcquisitionSettings) -> None:
         settings.validate()
+        if settings.rule != "ucb":
+            raise ValueError(f"acquisition rule '{settings.rule}': several objectives, "
+                             "CloseToTarget objectives and output limits take the UCB rule")
         specs = constraint_specs(self.domain, self.space)
         if any(isinstance(c, NonlinearSpec) and c.equality for c in specs):
             raise ValueError("several objectives or output limits are optimized by the grid "

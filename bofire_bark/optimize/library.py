@@ -52,6 +52,7 @@ from bofire_bark.optimize.result import (
     InfeasibleOutputLimitError,
     LibraryExhaustedError,
 )
+from bofire_bark.optimize.rules import UCB, Rule, rule_value
 from bofire_bark.space.finite import library_axes, library_plan, library_size  # noqa: F401
 from bofire_bark.supported import LIBRARY_CONSTRAINTS
 
@@ -283,9 +284,11 @@ def _move(table, ginv, s, r, cols, t, b, acc, mu, q):
 
 
 @njit(cache=True, nogil=True)
-def library_moments(feat, thr, mask, left, right, kinds, tables, X, mu_sum, sd_sum):
+def library_moments(feat, thr, mask, left, right, kinds, tables, X, mu_sum, sd_sum, code, sign,
+                    best, acq_sum):
     """Add every sample's mean and latent sd at the points ``X`` (n, D) to ``mu_sum`` and
-    ``sd_sum`` (n,).
+    ``sd_sum`` (n,), and for a rule other than UCB (``code``, ``rules``) its value
+    g(sign mu_s, sd_s; best[s]) to ``acq_sum`` (n,).
 
     Points in enumeration order share most trees' leaves with the point before: a tree is
     routed again only when a feature it splits on changed, and the sums are updated by the
@@ -328,22 +331,31 @@ def library_moments(feat, thr, mask, left, right, kinds, tables, X, mu_sum, sd_s
                     var -= acc[k] * acc[k]
             else:
                 var = sigma2[s] * q
+            sd = np.sqrt(max(var, 0.0))
             mu_sum[i] += mu
-            sd_sum[i] += np.sqrt(max(var, 0.0))
+            sd_sum[i] += sd
+            if code != UCB:
+                acq_sum[i] += rule_value(code, sign * mu, sd, best[s])
 
 
 def sample_moments(samples: dict[str, np.ndarray], kinds: np.ndarray, systems,
-                   X: np.ndarray, low_rank: float = LOW_RANK) -> tuple[np.ndarray, np.ndarray]:
+                   X: np.ndarray, low_rank: float = LOW_RANK, rule: Rule | None = None,
+                   sign: float = 1.0, best: np.ndarray | None = None):
     """(1/S) sum_s mu_s(x) and (1/S) sum_s sigma_s(x) at ``X`` (n, D), (n,) each, from the
-    leaf systems ``systems`` (``SampleSystems.systems``) of ``samples``."""
+    leaf systems ``systems`` (``SampleSystems.systems``) of ``samples``; with a ``rule``
+    other than UCB also its value (1/S) sum_s g(sign mu_s, sigma_s; best[s]) (n,)."""
     tables = leaf_tables(samples, systems, low_rank)
     X = np.ascontiguousarray(X, dtype=np.float64)
-    mu, sd = np.zeros(len(X)), np.zeros(len(X))
+    mu, sd, acq = np.zeros(len(X)), np.zeros(len(X)), np.zeros(len(X))
+    S = len(samples["sigma2"])
+    code = UCB if rule is None else rule.code
+    best = np.zeros(S) if best is None else np.ascontiguousarray(best, dtype=np.float64)
     library_moments(samples["feat"], samples["thr"], samples["mask"], samples["left"],
                     samples["right"], np.ascontiguousarray(kinds, dtype=np.int64), tables, X,
-                    mu, sd)
-    S = len(samples["sigma2"])
-    return mu / S, sd / S
+                    mu, sd, code, float(sign), best, acq)
+    if code == UCB:
+        return mu / S, sd / S
+    return mu / S, sd / S, acq / S
 
 
 def _channels(acq, moments: list, kappa: float) -> np.ndarray:
@@ -366,7 +378,7 @@ def _engine_channels(acq, systems: list, kappa: float, X: np.ndarray) -> np.ndar
 
 def optimize_library(library: Library, posteriors: dict, acq, space, kappa: float,
                      pending: np.ndarray | None = None,
-                     exclude: np.ndarray | None = None) -> AcquisitionResult:
+                     exclude: np.ndarray | None = None, rule: str = "ucb") -> AcquisitionResult:
     """The best point of a finite domain under the acquisition ``acq``, proven (gap 0).
 
     Args:
@@ -379,6 +391,9 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
         pending: (n_p, D) encoded points every sample is conditioned on (believer).
         exclude: (n_e, D) encoded points never proposed (measured and pending ones); None:
             every feasible point may be proposed.
+        rule: the acquisition rule (``rules.RULES``); other rules than "ucb" take one
+            Maximize/Minimize objective without output limits, and score it instead of the
+            channel.
 
     Returns:
         ``AcquisitionResult`` with status "optimal", gap 0, bound = ucb, solver
@@ -403,18 +418,25 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
     systems = [posteriors[key].systems(pending) for key in acq.keys]
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
-    moments = [sample_moments(posteriors[key].samples, posteriors[key].kinds, sys_k.systems, X)
-               for key, sys_k in zip(acq.keys, systems, strict=True)]
-    values = acq.value(_channels(acq, moments, kappa))
+    if rule != "ucb":
+        values, rescore = _rule_values(Rule(rule, kappa), acq, posteriors, systems, X, pending)
+    else:
+        moments = [sample_moments(posteriors[key].samples, posteriors[key].kinds,
+                                  sys_k.systems, X)
+                   for key, sys_k in zip(acq.keys, systems, strict=True)]
+        values = acq.value(_channels(acq, moments, kappa))
+        if not np.isfinite(values.max()):
+            _raise_limits(acq, posteriors, _channels(acq, moments, kappa))
+
+        def rescore(Xs):
+            return acq.value(_engine_channels(acq, systems, kappa, Xs))
     best = float(values.max())
-    if not np.isfinite(best):
-        _raise_limits(acq, posteriors, _channels(acq, moments, kappa))
     # the points within round-off of the best, scored again by the engine
     near = np.flatnonzero(values >= best - RESCORE_RTOL * max(1.0, abs(best)))
     if len(near) > MAX_RESCORE:
         near = near[np.argsort(-values[near], kind="stable")[:MAX_RESCORE]]
         near.sort()
-    exact = acq.value(_engine_channels(acq, systems, kappa, X[near]))
+    exact = rescore(X[near])
     i = int(near[int(np.argmax(exact))])
     ucb = float(exact.max())
     solve_time = time.perf_counter() - t1
@@ -426,6 +448,20 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
         nodes=len(X), units="sd" if acq.single else "scalarized")
     logger.info("%s", result.summary())
     return result
+
+
+def _rule_values(rule: Rule, acq, posteriors: dict, systems: list, X: np.ndarray, pending):
+    """A rule's values at ``X`` for one Maximize/Minimize objective without limits, and the
+    engine's scoring of the same (for the points near the best)."""
+    if not acq.single or acq.limits or acq.goals[0].target is not None:
+        raise ValueError(f"acquisition rule '{rule.name}': several objectives, CloseToTarget "
+                         "objectives and output limits take the UCB rule")
+    post, sys_k = posteriors[acq.keys[0]], systems[0]
+    sign = float(acq.channels[acq.goals[0].plus].sign)
+    best = rule.incumbents(post, sys_k, sign, pending)
+    values = sample_moments(post.samples, post.kinds, sys_k.systems, X, rule=rule, sign=sign,
+                            best=best)[2]
+    return values, lambda Xs: rule.score(sys_k, Xs, sign, best)
 
 
 def _raise_limits(acq, posteriors: dict, U: np.ndarray) -> None:

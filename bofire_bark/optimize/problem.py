@@ -14,6 +14,7 @@ import numpy as np
 
 from bofire_bark.defaults import DEFAULT_KAPPA
 from bofire_bark.optimize.ensemble import InputBox, TreeEnsemble, build_ensemble
+from bofire_bark.optimize.rules import Rule
 from bofire_bark.optimize.sample_gp import SampleGP, acquisition_values, sample_gps, tangent_cuts
 from bofire_bark.optimize.specs import NonlinearSpec
 
@@ -27,6 +28,8 @@ class AcquisitionProblem:
         ensemble: reduced trees of all posterior samples.
         gps: per (distinct) sample, mean and cone data.
         kappa: UCB exploration weight (>= 0); sign: +1 maximize the output, -1 minimize it.
+        rule: the acquisition rule's name (``rules.RULES``; the MIP holds "ucb" only).
+        incumbents: (S,) each posterior sample's incumbent f_s (``rules.Rule.incumbents``).
         constraints: domain constraint specs (``specs``).
         delta: (D,) smallest value of a feature counted as active by an NChooseK constraint.
         cuts: tangent planes of the sigma cones, (sample, (r + 1,) unit normal) each.
@@ -40,6 +43,12 @@ class AcquisitionProblem:
     constraints: tuple
     delta: np.ndarray
     cuts: tuple = ()
+    rule: str = "ucb"
+    incumbents: np.ndarray | None = None
+
+    @property
+    def acquisition_rule(self) -> Rule:
+        return Rule(self.rule, self.kappa)
 
     @property
     def linear(self) -> bool:
@@ -49,10 +58,12 @@ class AcquisitionProblem:
 
 
 def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: float = 1.0,
-                  pending: np.ndarray | None = None, form: str = "auto", gps: bool = True):
+                  pending: np.ndarray | None = None, form: str = "auto", gps: bool = True,
+                  rule: str = "ucb"):
     """The plain MIP data and the engine's leaf systems: (problem, systems).
 
-    ``gps=False`` skips the per-sample cone data, which only the MIP needs."""
+    ``gps=False`` skips the per-sample cone data, which only the MIP needs; ``rule`` names
+    the acquisition rule (``rules``), whose incumbents are computed here."""
     # BoFire's side, imported here: the SCIP worker unpickles problems without BoFire
     from bofire_bark.optimize.constraints import (
         active_delta,
@@ -72,8 +83,9 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
     samples = posterior.samples
     ens = build_ensemble(samples, box)
     gp_data = _sample_gps(posterior, ens, systems, pending, form) if gps else ()
+    incumbents = Rule(rule, float(kappa)).incumbents(posterior, systems, float(sign), pending)
     problem = AcquisitionProblem(box, ens, gp_data, float(kappa), float(sign), specs,
-                                 active_delta(box))
+                                 active_delta(box), rule=rule, incumbents=incumbents)
     return problem, systems
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from bofire_bark.defaults import (
     DEFAULT_ABS_GAP,
     DEFAULT_EXTEND_GAP,
@@ -17,6 +15,7 @@ from bofire_bark.defaults import (
     DEFAULT_TIME_LIMIT,
 )
 from bofire_bark.optimize.grid.settings import GridSettings
+from bofire_bark.optimize.rules import Rule
 
 
 @dataclass(frozen=True)
@@ -24,7 +23,9 @@ class AcquisitionSettings:
     """How one acquisition is optimized.
 
     Attributes:
-        kappa: exploration weight (default 1.96, see ``optimize.entry``).
+        rule: the acquisition rule, one of ``rules.RULES`` ("ucb", "ei", "nei", "pi"; the
+            MIP solvers and several outputs take "ucb" only).
+        kappa: the UCB's exploration weight (default 1.96, see ``optimize.entry``).
         solver: "auto" (the grid branch-and-bound, or the MIP with SCIP/Gurobi when the domain
             has a nonlinear equality constraint), "bnb", "scip", "gurobi" or "highs" (linear
             models only).
@@ -45,6 +46,7 @@ class AcquisitionSettings:
         grid: the grid search's settings (``grid.GridSettings``).
     """
 
+    rule: str = "ucb"
     kappa: float = DEFAULT_KAPPA
     solver: str = "auto"
     time_limit: float = DEFAULT_TIME_LIMIT
@@ -60,10 +62,13 @@ class AcquisitionSettings:
     n_cuts: int = 8
     grid: GridSettings = field(default_factory=GridSettings)
 
+    @property
+    def acquisition_rule(self) -> Rule:
+        return Rule(self.rule, self.kappa)
+
     def validate(self, sign: float = 1.0) -> None:
         """Raise ValueError naming the first setting out of range (and a bad ``sign``)."""
-        if not np.isfinite(self.kappa) or self.kappa < 0:
-            raise ValueError(f"kappa must be a finite number >= 0, got {self.kappa}.")
+        self.acquisition_rule.validate()
         if sign not in (1, -1, 1.0, -1.0):
             raise ValueError(f"sign must be +1 (maximize) or -1 (minimize), got {sign}.")
         if not self.time_limit > 0:

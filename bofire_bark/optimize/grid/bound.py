@@ -31,9 +31,14 @@ the maximum over the relaxation. Frank-Wolfe steps approach it: k starts at each
 best-mean leaf, then moves to the average (weights 2 / (i + 2)) with the leaves that maximize
 the previous linearization.
 
-The sample's bound is the smallest of these; the integrated bound their weighted mean. When every
-tree reaches one leaf (a *decided* box) every inequality is an equality: the bound is the exact
-integrated UCB, which is how points are scored here too (a point is a box of single cells).
+The sample's bound is the smallest of these; the integrated bound their weighted mean. Another
+rule than UCB (``optimize.rules``: expected improvement, probability of improvement) takes, per
+sample, the bound A of sign mu_s (the first line), the range of sd_s and this coupled bound C
+with kappa the coupling weight, and bounds its g over that region (``rules.region_max``); the
+Lagrangian multipliers (``grid.model``) are then not used (they cancel only in the weighted sum
+of linear terms). When every tree reaches one leaf (a *decided* box) every inequality is an
+equality: the bound is the exact acquisition value, which is how points are scored here too (a
+point is a box of single cells).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+from bofire_bark.optimize.rules import UCB, region_max
 
 _LEAF = -1
 
@@ -146,7 +153,9 @@ def _reachable(bm, box_lo, box_hi, box_cat, reach, undecided, und_start):
 
 @njit(cache=True, nogil=True, inline="always")
 def _sample_bound(bm, s, reach, wk, use_lam, code_box):
-    """Upper bound of sign mu_s + kappa sd_s over the box whose leaves are ``reach``.
+    """Upper bound C of sign mu_s + kappa sd_s over the box whose leaves are ``reach``, with
+    the bound A of sign mu_s and the range [L, B] of sd_s the kernel knows: (C, A, L, B).
+    (L = B = the exact sd on a decided box; else 0 and 1, the prior's sd.)
 
     Also fills ``wk.phi`` with the per-leaf terms of the tightest separable form (what
     branching weighs), in the order of the reachable leaves ``wk.idx``.
@@ -189,7 +198,7 @@ def _sample_bound(bm, s, reach, wk, use_lam, code_box):
                 best = v
         mu_ub += best
     if kappa == 0.0:
-        return mu_ub
+        return mu_ub, mu_ub, 0.0, 1.0
     bound = mu_ub + kappa  # sd <= 1, the prior's
     if n == m:  # decided: the variance from the leaf rows is exact
         for a in range(n):
@@ -214,10 +223,11 @@ def _sample_bound(bm, s, reach, wk, use_lam, code_box):
                     best = row[a]
             var_ub += best
         var_ub = min(max(var_ub, 0.0), 1.0)
-        dec = mu_ub + kappa * np.sqrt(var_ub)
+        sd = np.sqrt(var_ub)
+        dec = mu_ub + kappa * sd
         if dec < bound:
             bound = dec
-        return bound
+        return bound, mu_ub, sd, sd
     form_c = 0.0
     dual = False
     if bm.n_dual > 0 and bm.Kinv.shape[1] > 0:
@@ -229,7 +239,7 @@ def _sample_bound(bm, s, reach, wk, use_lam, code_box):
     if dual:
         for a in range(n):
             phi[a] -= form_c * wk.g[1, a]
-    return bound
+    return bound, mu_ub, 0.0, 1.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -464,7 +474,9 @@ def box_bound(bm, box_lo, box_hi, box_cat, sc, use_lam):
     total = 0.0
     wsum = 0.0
     for s in range(S):
-        b = _sample_bound(bm, s, sc.reach, wk, with_lam, code_box)
+        b, mu_ub, sd_lo, sd_hi = _sample_bound(bm, s, sc.reach, wk, with_lam, code_box)
+        if bm.rule != UCB:
+            b = region_max(bm.rule, bm.kappa, mu_ub, sd_lo, sd_hi, b, bm.best[s])
         if sc.grad.shape[0] > 0:
             _record_codes(bm, s, wk, code_box, sc.grad)
         total += bm.s_weight[s] * b

@@ -13,6 +13,7 @@ from bofire_bark.optimize.grid.bound import LAM_OFF, LAM_UNDECIDED, box_bound, s
 from bofire_bark.optimize.grid.loop import child
 from bofire_bark.optimize.grid.model import GridModel, _words
 from bofire_bark.optimize.grid.pruning import PRUNE_TOL
+from bofire_bark.optimize.rules import UCB
 
 
 class Grid:
@@ -49,7 +50,9 @@ class Grid:
         the multipliers (Polyak steps towards ``target``, the incumbent's value; the best
         multipliers are kept). Returns the bound after each step."""
         lam = self.gm.lam
-        if len(lam) == 0 or iterations <= 0:
+        # the multipliers cancel in the samples' weighted sum of UCBs only: another rule
+        # applies g to each sample's bound, where they would not cancel
+        if len(lam) == 0 or iterations <= 0 or self.gm.rule != UCB:
             return []
         root = self.root() if box is None else box
         self.use_lam = LAM_UNDECIDED
@@ -86,7 +89,7 @@ class Grid:
         return lo, lo.copy(), cat
 
     def value(self, x: np.ndarray) -> float:
-        """Exact integrated UCB at an encoded point (the bound of its cell)."""
+        """Exact acquisition value at an encoded point (the bound of its cell)."""
         return self.bound(*self.cell_of(x))[0]
 
     def intervals(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:

@@ -37,7 +37,9 @@ class BoundModel(NamedTuple):
     ``tf_ptr`` (U + 1,) / ``tf_j`` the features each tree splits on, ``leaf_cm_ptr`` (L,) /
     ``leaf_cm`` (., W) the codes that reach each leaf, per such feature.
     Settings: ``n_dual`` linearizations of the N-space bound (0: none), ``bisect`` (cut
-    ordered features in the middle), ``product`` (product score), ``kappa``, ``sign``.
+    ordered features in the middle), ``product`` (product score), ``kappa`` (the UCB's weight,
+    or the coupling weight of another rule's bound), ``sign``.
+    Rule (``optimize.rules``): ``rule`` its code, ``best`` (S,) each sample's incumbent.
     """
 
     node_feat: np.ndarray
@@ -76,6 +78,8 @@ class BoundModel(NamedTuple):
     product: bool
     kappa: float
     sign: float
+    rule: int
+    best: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,13 @@ class GridModel:
 
     @property
     def kappa(self) -> float:
+        """The UCB's weight, or the coupling weight of another rule's bound."""
         return float(self.bm.kappa)
+
+    @property
+    def rule(self) -> int:
+        """The rule's code (``optimize.rules``)."""
+        return int(self.bm.rule)
 
     @property
     def sign(self) -> float:
@@ -141,7 +151,8 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
     """Flatten the reduced ensemble and the per-sample leaf systems.
 
     Args:
-        problem: ``problem.AcquisitionProblem`` (box, reduced ensemble, kappa, sign).
+        problem: ``problem.AcquisitionProblem`` (box, reduced ensemble, rule, kappa, sign,
+            the samples' incumbents).
         systems: ``engine.predict.SampleSystems`` (conditioned on ``pending``).
         posterior: the ``engine.Posterior`` (forests, noise, training inputs).
         pending: (n_p, D) encoded points the systems are conditioned on, or None.
@@ -153,6 +164,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
     """
     from bofire_bark.engine.forest import route_all
 
+    rule = problem.acquisition_rule
     settings = GridSettings() if settings is None else settings
     relax = settings.relaxation(python_loop)
     n_dual, product_score = relax["n_dual"], relax["product_score"]
@@ -327,6 +339,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         M=np.concatenate(Ms), dptr=dptr, dind=dind, Kinv=Kinv, lam=np.zeros(len(lam_j)),
         lam_ptr=lam_ptr, tf_ptr=np.asarray(tf_ptr, np.int64), tf_j=np.asarray(tf_j, np.int64),
         leaf_cm_ptr=leaf_cm_ptr, leaf_cm=leaf_cm, bin_first=bin_first, bin_last=bin_last,
-        n_codes=n_codes, n_dual=int(n_dual) if problem.kappa > 0 else 0, bisect=bool(bisect),
-        product=bool(product_score), kappa=float(problem.kappa), sign=float(problem.sign))
+        n_codes=n_codes, n_dual=int(n_dual) if rule.coupling > 0 else 0, bisect=bool(bisect),
+        product=bool(product_score), kappa=rule.coupling, sign=float(problem.sign),
+        rule=rule.code, best=np.ascontiguousarray(problem.incumbents[keep], dtype=np.float64))
     return GridModel(bm, thresholds, w, n_leaves, lagrange)
