@@ -9,6 +9,9 @@ MIP_SOLVERS = ("scip", "gurobi", "highs")
 SOLVERS = ("auto", "bnb", *MIP_SOLVERS)
 
 DEFAULT_KAPPA = 1.96
+# The same as BoFire's qUCB(beta) (kappa = sqrt(beta), BoTorch's convention): 1.96 ** 2 written
+# out, so specs carry 3.8416 (sqrt(3.8416) is 1.96 exactly in floating point).
+DEFAULT_BETA = 3.8416
 DEFAULT_TIME_LIMIT = 2.5
 DEFAULT_MIP_GAP = 0.1
 DEFAULT_ABS_GAP = 0.01

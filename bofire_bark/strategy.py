@@ -15,7 +15,7 @@ from bofire_bark.data_models.strategy import BARKStrategy as DataModel
 from bofire_bark.data_models.surrogate import BARKSurrogate as SurrogateDataModel
 from bofire_bark.jit import compiling
 from bofire_bark.optimize.outputs import objective_outputs
-from bofire_bark.supported import GOAL_OBJECTIVES
+from bofire_bark.supported import GOAL_OBJECTIVES, acquisition_rule
 from bofire_bark.surrogate import BARKSurrogate, _bar, log_outside_bounds
 
 logger = logging.getLogger(__name__)
@@ -47,11 +47,12 @@ class BARKStrategy(PredictiveStrategy):
 
     ``tell`` fits BARK's posterior of every output with an objective (continuing the chains
     after the first fit; each output on its own valid measurements); ``ask(n)`` maximizes the
-    integrated UCB over all posterior samples globally, n times, each time conditioning every
-    sample's GP on the points already chosen (and on BoFire's pending candidates) so the batch
-    spreads out. With several objectives or output limits the acquisition combines the
-    outputs' integrated UCBs (``bofire_bark.optimize.outputs``), with fresh Chebyshev weights
-    for every candidate.
+    acquisition averaged over all posterior samples globally, n times, each time conditioning
+    every sample's GP on the points already chosen (and on BoFire's pending candidates) so the
+    batch spreads out. ``acquisition_function`` (BoFire's qUCB, qEI, qLogEI, qNEI, qLogNEI,
+    qPI) picks the rule for one objective (``bofire_bark.optimize.rules``). With several
+    objectives or output limits the acquisition combines the outputs' integrated UCBs
+    (``bofire_bark.optimize.outputs``), with fresh Chebyshev weights for every candidate.
 
     A finite domain within ``LIBRARY_LIMIT`` points is enumerated instead
     (``bofire_bark.optimize.library``): the exact best candidate, never a point already
@@ -60,7 +61,8 @@ class BARKStrategy(PredictiveStrategy):
 
     def __init__(self, data_model: DataModel, **kwargs):
         super().__init__(data_model=data_model, **kwargs)
-        self.kappa = data_model.kappa
+        self.acquisition_function = data_model.acquisition_function
+        self.rule, self.kappa = acquisition_rule(data_model.acquisition_function)
         self.solver = data_model.solver
         self.time_limit = data_model.time_limit
         self.mip_gap = data_model.mip_gap
@@ -201,7 +203,8 @@ class BARKStrategy(PredictiveStrategy):
                 blocks = [b for b in (measured, pending) if b is not None]
                 exclude = np.vstack(blocks) if blocks else None
             return optimize_library(library, self.posteriors(), self.acquisition(seed),
-                                    self.space, self.kappa, pending=pending, exclude=exclude)
+                                    self.space, self.kappa, pending=pending, exclude=exclude,
+                                    rule=self.rule)
         from bofire_bark.optimize import optimize_acquisition, optimize_outputs
 
         settings = self.acquisition_settings(seed)
@@ -220,7 +223,7 @@ class BARKStrategy(PredictiveStrategy):
         from bofire_bark.optimize.settings import AcquisitionSettings
 
         return AcquisitionSettings(
-            kappa=self.kappa, solver=self.solver, time_limit=self.time_limit,
+            rule=self.rule, kappa=self.kappa, solver=self.solver, time_limit=self.time_limit,
             mip_gap=self.mip_gap, abs_gap=self.abs_gap, max_time=self.max_time,
             extend_gap=self.extend_gap, n_random=self.n_start_points, seed=seed)
 

@@ -3,6 +3,8 @@
 ``GOAL_OBJECTIVES`` / ``LIMIT_OBJECTIVES``: objective types BARK aims at and objective types it
 treats as output limits (exact types; ``outputs`` says what each becomes).
 ``SCALARIZATIONS``: how several objectives are combined.
+``ACQUISITION_RULES``: BoFire's acquisition function types BARK answers exactly, and the rule
+of ``optimize.rules`` each becomes (``acquisition_rule``).
 ``SUPPORTED_CONSTRAINTS``: exact constraint types (subclasses are not implied; interpoint and
 categorical-exclusion constraints are not supported by the searches).
 ``LIBRARY_CONSTRAINTS``: what the enumeration of a finite domain (``library``) tests point by
@@ -12,6 +14,7 @@ names a nonlinear expression may use (defined with the parser, ``bofire_bark.exp
 
 from __future__ import annotations
 
+from bofire.data_models.acquisition_functions.api import qEI, qLogEI, qLogNEI, qNEI, qPI, qUCB
 from bofire.data_models.constraints.api import (
     CategoricalExcludeConstraint,
     LinearEqualityConstraint,
@@ -31,6 +34,7 @@ from bofire.data_models.objectives.api import (
     TargetObjective,
 )
 
+from bofire_bark.defaults import DEFAULT_KAPPA
 from bofire_bark.expressions import FUNCTIONS as TRANSLATABLE_FUNCTIONS  # noqa: F401
 
 GOAL_OBJECTIVES: tuple[type, ...] = (MaximizeObjective, MinimizeObjective,
@@ -51,3 +55,17 @@ SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
 
 
 LIBRARY_CONSTRAINTS: tuple[type, ...] = (*SUPPORTED_CONSTRAINTS, CategoricalExcludeConstraint)
+
+# One objective: the rule's name in ``optimize.rules``. qLogEI / qLogNEI have qEI's / qNEI's
+# maximizers (the log of the same average), so one search answers both.
+ACQUISITION_RULES: dict[type, str] = {qUCB: "ucb", qEI: "ei", qLogEI: "ei", qNEI: "nei",
+                                      qLogNEI: "nei", qPI: "pi"}
+
+
+def acquisition_rule(acquisition_function) -> tuple[str, float]:
+    """(rule name, UCB kappa) of a BoFire acquisition function BARK answers: kappa =
+    sqrt(beta) for qUCB (BoTorch's convention), the default 1.96 for the others (unused)."""
+    name = ACQUISITION_RULES[type(acquisition_function)]
+    if name == "ucb":
+        return name, float(acquisition_function.beta) ** 0.5
+    return name, DEFAULT_KAPPA

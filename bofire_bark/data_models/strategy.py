@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from bofire.data_models.acquisition_functions.api import qEI, qLogEI, qLogNEI, qNEI, qPI, qUCB
 from bofire.data_models.constraints.api import (
     CategoricalExcludeConstraint,
     Constraint,
@@ -23,31 +24,44 @@ from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 # (no optimizer import here).
 from bofire_bark.defaults import (
     DEFAULT_ABS_GAP,
+    DEFAULT_BETA,
     DEFAULT_EXTEND_GAP,
-    DEFAULT_KAPPA,
     DEFAULT_MAX_TIME,
     DEFAULT_MIP_GAP,
     DEFAULT_TIME_LIMIT,
     LIBRARY_LIMIT,
+    MIP_SOLVERS,
     SOLVERS,
 )
 from bofire_bark.space.finite import library_size
 from bofire_bark.space.split_space import check_encodings
 from bofire_bark.supported import (
+    ACQUISITION_RULES,
     GOAL_OBJECTIVES,
     LIBRARY_CONSTRAINTS,
     LIMIT_OBJECTIVES,
     SCALARIZATIONS,
     SUPPORTED_CONSTRAINTS,  # noqa: F401 (re-exported)
+    acquisition_rule,
 )
+
+AnyBARKAcquisitionFunction = qUCB | qEI | qLogEI | qNEI | qLogNEI | qPI
+ACQUISITION_NAMES = tuple(t.__name__ for t in ACQUISITION_RULES)
 
 
 class BARKStrategy(PredictiveStrategy):
-    """Bayesian optimization with BARK and a global search over the integrated UCB.
+    """Bayesian optimization with BARK and a global search over an acquisition function.
 
-    The acquisition is the average over posterior samples of ``mu_s + kappa * sigma_s`` for a
-    MaximizeObjective (``mu_s - kappa * sigma_s`` minimized for a MinimizeObjective).
-    ``kappa = 1.96`` (a 97.5 % one-sided bound per sample) is BoFire's EntingStrategy default.
+    ``acquisition_function`` is one of BoFire's: the acquisition is the average over posterior
+    samples of the rule applied to each sample's GP (``bofire_bark.optimize.rules``).
+    ``qUCB(beta)``: ``mu_s + sqrt(beta) * sigma_s`` for a MaximizeObjective (``mu_s -
+    sqrt(beta) * sigma_s`` minimized for a MinimizeObjective); the default beta 3.8416 is
+    kappa = 1.96 (a 97.5 % one-sided bound per sample), BoFire's EntingStrategy default.
+    ``qEI`` / ``qLogEI``: the expected improvement over the best measurement; ``qNEI`` /
+    ``qLogNEI``: over each sample's best posterior mean at the measured (and pending) points;
+    ``qPI``: the probability of improvement. Each is exact per sample (no Monte Carlo:
+    ``n_mc_samples``, ``prune_baseline`` and qPI's smoothing ``tau`` do not apply). ``kappa``,
+    the UCB's weight before this field, is still accepted: it becomes ``qUCB(beta=kappa**2)``.
 
     Several outputs: every output with an objective gets its own BARK posterior. Maximize,
     Minimize and CloseToTarget objectives are combined by ``scalarization`` (random weights
@@ -59,8 +73,11 @@ class BARKStrategy(PredictiveStrategy):
 
     type: Literal["BARKStrategy"] = "BARKStrategy"
     surrogate_specs: BARKSettings = Field(default_factory=BARKSettings)
-    kappa: Annotated[float, Field(ge=0.0, description="UCB exploration weight.")] = (
-        DEFAULT_KAPPA)
+    acquisition_function: Annotated[AnyBARKAcquisitionFunction, Field(
+        discriminator="type", description="BoFire's acquisition function: qUCB (default, beta "
+        "3.8416: kappa 1.96), qEI, qLogEI, qNEI, qLogNEI or qPI; several objectives, "
+        "CloseToTarget objectives and output limits take qUCB.")] = Field(
+        default_factory=lambda: qUCB(beta=DEFAULT_BETA))
     solver: Annotated[Literal[SOLVERS], Field(
         description="'auto': the grid branch-and-bound ('bnb'), or the MIP (SCIP, Gurobi with a "
         "full licence) when a nonlinear equality constraint needs it.")] = "auto"
@@ -98,6 +115,72 @@ class BARKStrategy(PredictiveStrategy):
         "allow_repeats=True to allow replicates. Larger domains (grid search) do not "
         "exclude points.")] = False
     progress_bar: bool = False
+
+    @property
+    def kappa(self) -> float | None:
+        """The UCB's weight sqrt(beta) under qUCB (None under another rule)."""
+        name, kappa = acquisition_rule(self.acquisition_function)
+        return kappa if name == "ucb" else None
+
+    @model_validator(mode="before")
+    @classmethod
+    def map_kappa(cls, data):
+        """``kappa`` (the UCB's weight before ``acquisition_function``) becomes
+        ``qUCB(beta=kappa**2)``, so specs written with it load and ask as before."""
+        if not isinstance(data, dict) or "kappa" not in data:
+            return data
+        data = dict(data)
+        kappa = data.pop("kappa")
+        if not isinstance(kappa, (int, float)) or not kappa >= 0 or kappa == float("inf"):
+            raise ValueError(f"kappa: the UCB weight must be a finite number >= 0, got {kappa!r}")
+        ucb = qUCB(beta=float(kappa) ** 2)
+        given = data.get("acquisition_function")
+        if given is None:
+            data["acquisition_function"] = ucb
+        elif not (given == ucb or (isinstance(given, dict) and given.get("type") == "qUCB"
+                                   and qUCB(**given) == ucb)):
+            raise ValueError(
+                f"kappa={kappa} and acquisition_function={given!r} are both given: kappa is "
+                "the UCB's weight, acquisition_function=qUCB(beta=kappa**2); give one of them")
+        return data
+
+    @field_validator("acquisition_function", mode="before")
+    @classmethod
+    def validate_acquisition_type(cls, value):
+        """A BoFire acquisition function BARK does not answer is named (pydantic's union
+        error would list every member)."""
+        kind = value.get("type") if isinstance(value, dict) else type(value).__name__
+        if kind not in ACQUISITION_NAMES:
+            raise ValueError(
+                f"acquisition_function {kind}: BARKStrategy answers "
+                f"{', '.join(ACQUISITION_NAMES)} (one objective; qUCB for several objectives, "
+                "CloseToTarget objectives and output limits)")
+        return value
+
+    @model_validator(mode="after")
+    def validate_acquisition_searchable(self):
+        """Rules other than qUCB: one Maximize/Minimize objective, searched by the grid
+        branch-and-bound or the enumeration (the MIP maximizes the UCB only)."""
+        name, _ = acquisition_rule(self.acquisition_function)
+        if name == "ucb":
+            return self
+        kind = type(self.acquisition_function).__name__
+        modelled = [f for f in self.domain.outputs.get() if f.objective is not None]
+        if len(modelled) > 1 or type(modelled[0].objective) not in (MaximizeObjective,
+                                                                     MinimizeObjective):
+            raise ValueError(
+                f"acquisition_function {kind}: several objectives, CloseToTarget objectives "
+                "and output limits take qUCB (outputs with objectives: "
+                f"{[f.key for f in modelled]})")
+        if self.solver in MIP_SOLVERS:
+            raise ValueError(f"acquisition_function {kind}: solver '{self.solver}' (a MIP) "
+                             "maximizes qUCB only; use solver 'auto' or 'bnb'")
+        for i, c in enumerate(self.domain.constraints.get()):
+            if isinstance(c, NonlinearEqualityConstraint):
+                raise ValueError(
+                    f"constraint {i} (NonlinearEqualityConstraint): it needs the MIP, which "
+                    f"maximizes qUCB only, not {kind}")
+        return self
 
     def is_constraint_implemented(self, my_type: type[Constraint]) -> bool:
         """The searches' constraints; categorical exclusions on enumerated domains only
