@@ -36,9 +36,10 @@ linearizations of the variance bound (``GridSettings.n_dual``); ``lam`` multipli
 ordered features too (``GridSettings.lagrange_bins``); ``branch`` where an ordered feature is
 cut (``GridSettings.bisect``); ``score`` which feature a box is cut on
 (``GridSettings.product_score``); ``polish`` what a constrained search does once the gap is
-proven (``GridSettings.polish``). (The variants measured before issue 24 that left the library,
-two threads in rounds, the min with / without multipliers and two searches side by side, are
-in results/acquisition from their commits.)
+proven (``GridSettings.polish``); ``rules`` the acquisition rules (UCB, EI, NEI, PI) on the
+same posteriors (``rules_table``: ask time as a ratio to the UCB's, gaps). (The variants
+measured before issue 24 that left the library, two threads in rounds, the min with / without
+multipliers and two searches side by side, are in results/acquisition from their commits.)
 
 ``--decompose`` bounds the posteriors of widest proven gap (``DECOMPOSE_CASES``) by one search
 per posterior sample (``decompose``: their mean with multipliers on the shared categorical
@@ -126,8 +127,12 @@ SCORE_PAIRED = {"sum score (previous)": {"_grid": {"product_score": False}},
 # dives from the 64 open boxes of highest bound.
 POLISH_PAIRED = {"stop at the proof": {"_grid": {"polish": 0.0}},
                  "go on towards 1 % (default)": {}}
-PAIRS = {"extend": PAIRED, "extend-now": EXTEND_NOW, "loop": LOOP_PAIRED, "dual": DUAL_PAIRED,
-         "lam": LAM_PAIRED, "branch": BRANCH_PAIRED,
+# The acquisition rules (``optimize.rules``) on the same posteriors: ask time and proven gap of
+# each, as ratios to the UCB's on the same posterior (``rules_table``).
+RULES_PAIRED = {"qUCB (default)": {}, "qEI": {"rule": "ei"}, "qNEI": {"rule": "nei"},
+                "qPI": {"rule": "pi"}}
+PAIRS = {"extend": PAIRED, "rules": RULES_PAIRED, "extend-now": EXTEND_NOW,
+         "loop": LOOP_PAIRED, "dual": DUAL_PAIRED, "lam": LAM_PAIRED, "branch": BRANCH_PAIRED,
          "score": SCORE_PAIRED, "polish": POLISH_PAIRED}
 
 
@@ -177,6 +182,29 @@ def paired_table(out: Path = OUT) -> str:
         index="group", columns="setting", values="gap", aggfunc="median")[settings]
     return (_markdown(frame) + "\n\nMedian relative gap per domain:\n\n" + _markdown(by)
             + "\n")
+
+
+def rules_table(out: Path) -> str:
+    """Per rule: ask wall time and its ratio to the UCB's on the same posterior (the rules ran
+    one after the other), relative and absolute gap, statuses."""
+    d = pd.read_csv(out / "paired.csv")
+    settings = list(dict.fromkeys(d.setting))
+    wall = d.pivot_table(index="case", columns="setting", values="wall_s")
+    rows = []
+    for name, g in d.groupby("setting", sort=False):
+        ratio = (wall[name] / wall[settings[0]]).dropna()
+        rows.append({
+            "rule": name, "cases": len(g), "wall_s median": g.wall_s.median(),
+            "wall_s p95": g.wall_s.quantile(.95), "wall / UCB's, median": ratio.median(),
+            "wall / UCB's, p95": ratio.quantile(.95),
+            "gap median": g.gap.median(), "gap p95": g.gap.quantile(.95),
+            "abs_gap median": g.abs_gap.median(),
+            "closed (gap or optimal)": int(g.status.isin(["gap", "optimal"]).sum()),
+            "time_limit": int((g.status == "time_limit").sum()),
+            "candidate from the search": int((g.source == "search").sum())})
+    frame = pd.DataFrame(rows).set_index("rule")
+    return (_markdown(frame) + "\n\nGaps are in each rule's units: standard deviations of the "
+            "output (UCB, EI, NEI) or probability (PI).\n")
 
 
 def _row_reference(case, seed: int, time_limit: float) -> dict:
@@ -394,11 +422,11 @@ def main(argv=None) -> None:
                         help="the defaults against the search stopped at time_limit, "
                         "interleaved per posterior (paired.csv)")
     parser.add_argument("--pair", choices=list(PAIRS), default="extend",
-                        help="what --paired compares: the extension past time_limit, the "
-                        "numba box loop against the Python one, Frank-Wolfe steps in the "
-                        "variance bound, ways to use the multipliers, where a box is cut, "
-                        "one search against two side by side, the feature score, or what a "
-                        "constrained search does once the gap is proven")
+                        help="what --paired compares: the acquisition rules, the extension "
+                        "past time_limit, the numba box loop against the Python one, "
+                        "Frank-Wolfe steps in the variance bound, ways to use the multipliers, "
+                        "where a box is cut, one search against two side by side, the feature "
+                        "score, or what a constrained search does once the gap is proven")
     parser.add_argument("--decompose", action="store_true",
                         help="only bound DECOMPOSE_CASES by one search per posterior sample")
     parser.add_argument("--decompose-steps", type=int, default=15)
@@ -419,7 +447,8 @@ def main(argv=None) -> None:
                                        settings=PAIRS[args.pair]):
                     _append(args.out / "paired.csv", row)
                     print(row, flush=True)
-        publish(args.out / "paired.md", paired_table(args.out))
+        table = rules_table if args.pair == "rules" else paired_table
+        publish(args.out / "paired.md", table(args.out))
         return
     if args.decompose:
         from benchmarks.decompose import decompose_rows

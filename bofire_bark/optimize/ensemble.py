@@ -244,17 +244,22 @@ def build_ensemble(samples: dict[str, np.ndarray], box: InputBox) -> TreeEnsembl
 def distinct_samples(samples: dict[str, np.ndarray]) -> tuple[list[int], list[float]]:
     """The first of each group of identical posterior samples (same forest and noise, so the
     same GP) and how many samples each stands for: (indices, weights)."""
+    keep, group = distinct_groups(samples)
+    return keep, np.bincount(group, minlength=len(keep)).astype(float).tolist()
+
+
+def distinct_groups(samples: dict[str, np.ndarray]) -> tuple[list[int], np.ndarray]:
+    """The first of each group of identical posterior samples and, per sample (S,), the
+    position of its group among them."""
     seen: dict[bytes, int] = {}
     keep: list[int] = []
-    weights: list[float] = []
+    group = np.empty(len(samples["sigma2"]), dtype=np.int64)
     for s in range(len(samples["sigma2"])):
         key = b"".join(np.ascontiguousarray(samples[k][s]).tobytes()
                        for k in ("feat", "thr", "mask", "left", "right", "sigma2"))
-        if key in seen:
-            weights[seen[key]] += 1.0
-            continue
-        seen[key] = len(keep)
-        keep.append(s)
-        weights.append(1.0)
-    return keep, weights
+        if key not in seen:
+            seen[key] = len(keep)
+            keep.append(s)
+        group[s] = seen[key]
+    return keep, group
 

@@ -47,6 +47,7 @@ from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
     InfeasibleOutputLimitError,
     relative_gap,
 )
+from bofire_bark.optimize.rules import HYPERVOLUME_RULES
 from bofire_bark.optimize.settings import AcquisitionSettings, settings_with
 from bofire_bark.optimize.specs import NChooseKSpec, NonlinearSpec
 
@@ -152,6 +153,8 @@ class _OneOutput:
         settings.validate(self.sign)
         specs = constraint_specs(self.domain, self.space)  # refuses unsupported ones first
         self.name = _choose_solver(settings.solver, settings.kappa, specs)
+        if settings.rule in HYPERVOLUME_RULES:
+            raise ValueError(f"acquisition rule '{settings.rule}' needs two or more objectives")
         if self.name != "bnb" and settings.rule != "ucb":
             raise ValueError(
                 f"acquisition rule '{settings.rule}': the MIP solver '{self.name}' maximizes "
@@ -250,9 +253,11 @@ class _Outputs:
 
     def prepare(self, settings: AcquisitionSettings) -> None:
         settings.validate()
-        if settings.rule != "ucb":
+        if settings.rule not in ("ucb", *HYPERVOLUME_RULES):
             raise ValueError(f"acquisition rule '{settings.rule}': several objectives, "
-                             "CloseToTarget objectives and output limits take the UCB rule")
+                             "CloseToTarget objectives and output limits take the UCB rule "
+                             "or the expected hypervolume improvement")
+        self.rule = settings.rule
         specs = constraint_specs(self.domain, self.space)
         if any(isinstance(c, NonlinearSpec) and c.equality for c in specs):
             raise ValueError("several objectives or output limits are optimized by the grid "
@@ -270,6 +275,12 @@ class _Outputs:
             np.unique(np.concatenate([p.ensemble.thresholds[j] for p in self.problems]))
             for j in range(self.box.n_features))
         self.kappa = settings.kappa
+        self.hv = None
+        if self.rule in HYPERVOLUME_RULES:
+            from bofire_bark.optimize.hypervolume import build_hypervolume
+
+            self.hv = build_hypervolume(self.acq, self.posteriors, self.systems, self.pending,
+                                        noisy=self.rule == "nehvi")
 
     def channels(self, X):
         parts = []
@@ -280,7 +291,11 @@ class _Outputs:
         return np.stack([parts[c.output][c.sign] for c in self.acq.channels], axis=-1)
 
     def score(self, X):  # -inf past an output limit: such a point never becomes the start
-        return self.acq.value(self.channels(X))
+        if self.hv is None:
+            return self.acq.value(self.channels(X))
+        moments = [self.systems[k].predict_each(X) for k in self.hv.outputs]
+        ok = self.acq.slack(self.channels(X)) >= 0.0
+        return np.where(ok, self.hv.values(moments), -np.inf)
 
     def is_feasible(self, X):
         return feasible(self.domain, self.space, self.box, X, tol=1e-6)
@@ -308,8 +323,15 @@ class _Outputs:
                                self.posteriors[self.acq.keys[c.output]], self.pending,
                                settings.grid, python_loop=True, thresholds=self.thresholds)
             grids.append(gr.Grid(gm, self.box))
-        targets = None if start.x is None else self.channels(start.x[None, :])[0]
-        self.grid = gr.MultiGrid(grids, self.acq, targets)
+        if self.hv is None:
+            targets = None if start.x is None else self.channels(start.x[None, :])[0]
+            self.grid = gr.MultiGrid(grids, self.acq, targets)
+        else:
+            from bofire_bark.optimize.ensemble import distinct_groups
+
+            groups = [distinct_groups(self.posteriors[self.acq.keys[c.output]].samples)[1]
+                      for c in self.acq.channels]
+            self.grid = gr.HypervolumeGrid(grids, self.acq, self.hv, groups)
         first = self.problems[0]
         cons = gr.Constraints(first.constraints, self.box, first.delta)
         times.build += time.perf_counter() - t
@@ -346,7 +368,8 @@ class _Outputs:
             candidate=self.space.decode(x[None, :]), x=x, objective=float(res.value),
             ucb=value, status=status, gap=gap, bound=bound, solver="bnb", incumbent_ucb=v0,
             build_time=times.build, solve_time=res.seconds, incumbent_time=times.start,
-            source=source, nodes=res.nodes, units="sd" if self.acq.single else "scalarized")
+            source=source, nodes=res.nodes,
+            units="ehvi" if self.hv is not None else "sd" if self.acq.single else "scalarized")
 
 
 def _snap_zeros(x, value, problem, score, is_feasible):

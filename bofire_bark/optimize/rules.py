@@ -43,8 +43,11 @@ from bofire_bark.defaults import DEFAULT_KAPPA
 
 # Rule codes the numba kernels read.
 UCB, EI, PI = 0, 1, 2
-RULES = ("ucb", "ei", "nei", "pi")
-CODES = {"ucb": UCB, "ei": EI, "nei": EI, "pi": PI}
+# Several objectives: the expected hypervolume improvement (``optimize.hypervolume``; the
+# grid's channels bound with the UCB at the coupling weight).
+HYPERVOLUME_RULES = ("ehvi", "nehvi")
+RULES = ("ucb", "ei", "nei", "pi", *HYPERVOLUME_RULES)
+CODES = {"ucb": UCB, "ei": EI, "nei": EI, "pi": PI, "ehvi": UCB, "nehvi": UCB}
 # The weight k of the coupled bound m + k s <= C for EI and PI (any k > 0 is valid; it sets
 # how tight the bound is: 1.96, UCB's default, where the kernels are tuned).
 COUPLING = DEFAULT_KAPPA

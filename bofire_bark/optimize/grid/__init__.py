@@ -8,12 +8,13 @@ points), ``points`` (a point of a box), ``loop`` (numba: the box loop without co
 ``driver`` (``search``: the Python loop, and the numba loop run in chunks).
 """
 
-from bofire_bark.optimize.grid.boxes import Grid, MultiGrid
+from bofire_bark.optimize.grid.boxes import Grid, HypervolumeGrid, MultiGrid
 from bofire_bark.optimize.grid.driver import SearchResult, search
 from bofire_bark.optimize.grid.model import BoundModel, GridModel, grid_model
 from bofire_bark.optimize.grid.pruning import Constraints
 from bofire_bark.optimize.grid.settings import GridSettings
 from bofire_bark.optimize.result import relative_gap
 
-__all__ = ["BoundModel", "Constraints", "Grid", "GridModel", "GridSettings", "MultiGrid",
+__all__ = ["BoundModel", "Constraints", "Grid", "GridModel", "GridSettings", "HypervolumeGrid",
+           "MultiGrid",
            "SearchResult", "grid_model", "relative_gap", "search"]

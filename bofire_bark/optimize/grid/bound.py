@@ -61,21 +61,25 @@ LAM_OFF, LAM_UNDECIDED, LAM_EVERY_BOX = 0, 1, 3
 
 class Scratch(NamedTuple):
     """Scratch space of one thread's bound calls: ``reach`` (L,) bool, ``undecided`` (K,)
-    int64, ``val`` (L,) float (all -inf between calls), and ``grad``: empty, or (like ``lam``)
+    int64, ``val`` (L,) float (all -inf between calls), ``grad``: empty, or (like ``lam``)
     where ``box_bound`` writes the subgradient of the relaxation (the best code of every
-    tree's best leaf: 1, added to what is there)."""
+    tree's best leaf: 1, added to what is there), and ``per``: empty, or (S, 4) where it
+    writes each sample's bounds (A, L, B, C) of ``_sample_bound`` (for rules over several
+    outputs' samples, ``optimize.hypervolume``)."""
 
     reach: np.ndarray
     undecided: np.ndarray
     val: np.ndarray
     grad: np.ndarray
+    per: np.ndarray
 
 
-def scratch(bm, grad: bool = False) -> Scratch:
+def scratch(bm, grad: bool = False, per_sample: bool = False) -> Scratch:
     """A fresh ``Scratch`` for ``bm`` (a ``grid.model.BoundModel``)."""
     n_leaves = int(bm.leaf_off[-1] + bm.tree_nleaf[-1]) if len(bm.leaf_off) else 0
     return Scratch(np.zeros(n_leaves, dtype=np.bool_), np.zeros(len(bm.node_feat), np.int64),
-                   np.full(n_leaves, -np.inf), np.zeros(len(bm.lam) if grad else 0))
+                   np.full(n_leaves, -np.inf), np.zeros(len(bm.lam) if grad else 0),
+                   np.zeros((len(bm.s_weight) if per_sample else 0, 4)))
 
 
 class _Work(NamedTuple):
@@ -475,6 +479,11 @@ def box_bound(bm, box_lo, box_hi, box_cat, sc, use_lam):
     wsum = 0.0
     for s in range(S):
         b, mu_ub, sd_lo, sd_hi = _sample_bound(bm, s, sc.reach, wk, with_lam, code_box)
+        if sc.per.shape[0] > 0:
+            sc.per[s, 0] = mu_ub
+            sc.per[s, 1] = sd_lo
+            sc.per[s, 2] = sd_hi
+            sc.per[s, 3] = b
         if bm.rule != UCB:
             b = region_max(bm.rule, bm.kappa, mu_ub, sd_lo, sd_hi, b, bm.best[s])
         if sc.grad.shape[0] > 0:

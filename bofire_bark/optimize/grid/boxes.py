@@ -1,5 +1,6 @@
 """Boxes of the threshold grid: one output's (``Grid``: root, bound, branch, the multipliers'
-fit, a point's cell and value) and several outputs' on one grid (``MultiGrid``).
+fit, a point's cell and value) and several outputs' on one grid (``MultiGrid``; with the
+expected hypervolume improvement ``HypervolumeGrid``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from bofire_bark.optimize.grid.bound import LAM_OFF, LAM_UNDECIDED, box_bound, s
 from bofire_bark.optimize.grid.loop import child
 from bofire_bark.optimize.grid.model import GridModel, _words
 from bofire_bark.optimize.grid.pruning import PRUNE_TOL
+from bofire_bark.optimize.hypervolume import LINE_PIECES, ehvi_bound
 from bofire_bark.optimize.rules import UCB
 
 
@@ -185,3 +187,43 @@ class MultiGrid:
             return []
         return [g.fit_multipliers(float(t), iterations, box)
                 for g, t in zip(self.grids, self.targets, strict=True)]
+
+
+class HypervolumeGrid(MultiGrid):
+    """Several outputs' grid models combined by the expected hypervolume improvement
+    (``optimize.hypervolume``): per box, every objective channel's per-sample bounds
+    (``Scratch.per``, expanded from distinct samples to all samples so output k's sample s
+    meets output j's sample s) go to ``hypervolume.ehvi_bound``; output limits prune as in
+    ``MultiGrid``. Channels' grids bound with the UCB at the coupling weight, without
+    multipliers (they cancel only in the weighted sum of linear terms)."""
+
+    def __init__(self, grids: list[Grid], acq, hv, sample_of: list[np.ndarray]):
+        super().__init__(grids, acq)
+        self.hv = hv
+        self.sample_of = sample_of  # per channel: (S,) distinct index of each sample
+        for g in grids:
+            g.scratch = [scratch(g.gm.bm, per_sample=True) for _ in range(2)]
+
+    def bound(self, lo, hi, cat, thread: int = 0) -> tuple[float, int, int]:
+        parts = self.channel_bounds(lo, hi, cat, thread)
+        for lim in self.acq.limits:
+            if parts[lim.channel][0] < lim.required - PRUNE_TOL:
+                return -np.inf, sum(p[1] for p in parts), -1
+        per = [self.grids[c].scratch[thread].per[self.sample_of[c]] for c in self.hv.goals]
+        A, L, B, C = (np.ascontiguousarray(np.stack([p[:, i] for p in per], axis=1))
+                      for i in range(4))
+        ub = float(ehvi_bound(A, L, B, C, self.grids[self.hv.goals[0]].gm.kappa,
+                              self.hv.lower, self.hv.upper, LINE_PIECES))
+        n_und = sum(p[1] for p in parts)
+        if n_und == 0:
+            return ub, 0, -1
+        # branch in the objective whose samples' sd range is widest (a limit channel last)
+        width = {c: float(np.sum(self.grids[c].scratch[thread].per[:, 2]
+                                 - self.grids[c].scratch[thread].per[:, 1]))
+                 for c in self.hv.goals}
+        undecided = [c for c, p in enumerate(parts) if p[1] > 0]
+        c = max(undecided, key=lambda c: (width.get(c, -1.0), parts[c][1]))
+        return ub, n_und, int(self._split_off[c] + parts[c][2])
+
+    def fit_multipliers(self, target: float, iterations: int, box=None):
+        return []
