@@ -212,8 +212,9 @@ class BARKStrategy(PredictiveStrategy):
             return optimize_acquisition(posterior, self.domain, self.space, settings,
                                         sign=self.sign, pending=pending)
         acq = self.acquisition(seed)
-        logger.info("BARK acquisition weights %s", dict(zip(
-            [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
+        if self.rule == "ucb" and len(acq.goals) > 1:
+            logger.info("BARK acquisition weights %s", dict(zip(
+                [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
         return optimize_outputs(self.posteriors(), acq, self.domain, self.space, settings,
                                 pending=pending)
 

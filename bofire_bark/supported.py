@@ -3,8 +3,9 @@
 ``GOAL_OBJECTIVES`` / ``LIMIT_OBJECTIVES``: objective types BARK aims at and objective types it
 treats as output limits (exact types; ``outputs`` says what each becomes).
 ``SCALARIZATIONS``: how several objectives are combined.
-``ACQUISITION_RULES``: BoFire's acquisition function types BARK answers exactly, and the rule
-of ``optimize.rules`` each becomes (``acquisition_rule``).
+``ACQUISITION_RULES`` / ``HYPERVOLUME_ACQUISITIONS``: BoFire's acquisition function types BARK
+answers exactly for one objective / for several, and the rule of ``optimize.rules`` each
+becomes (``acquisition_rule``).
 ``SUPPORTED_CONSTRAINTS``: exact constraint types (subclasses are not implied; interpoint and
 categorical-exclusion constraints are not supported by the searches).
 ``LIBRARY_CONSTRAINTS``: what the enumeration of a finite domain (``library``) tests point by
@@ -14,7 +15,18 @@ names a nonlinear expression may use (defined with the parser, ``bofire_bark.exp
 
 from __future__ import annotations
 
-from bofire.data_models.acquisition_functions.api import qEI, qLogEI, qLogNEI, qNEI, qPI, qUCB
+from bofire.data_models.acquisition_functions.api import (
+    qEHVI,
+    qEI,
+    qLogEHVI,
+    qLogEI,
+    qLogNEHVI,
+    qLogNEI,
+    qNEHVI,
+    qNEI,
+    qPI,
+    qUCB,
+)
 from bofire.data_models.constraints.api import (
     CategoricalExcludeConstraint,
     LinearEqualityConstraint,
@@ -56,16 +68,19 @@ SUPPORTED_CONSTRAINTS: tuple[type, ...] = (
 
 LIBRARY_CONSTRAINTS: tuple[type, ...] = (*SUPPORTED_CONSTRAINTS, CategoricalExcludeConstraint)
 
-# One objective: the rule's name in ``optimize.rules``. qLogEI / qLogNEI have qEI's / qNEI's
-# maximizers (the log of the same average), so one search answers both.
+# The rule's name in ``optimize.rules``. qLogEI / qLogNEI have qEI's / qNEI's maximizers (the
+# log of the same average), so one search answers both; the same for the hypervolume rules.
 ACQUISITION_RULES: dict[type, str] = {qUCB: "ucb", qEI: "ei", qLogEI: "ei", qNEI: "nei",
                                       qLogNEI: "nei", qPI: "pi"}
+# Two or more Maximize / Minimize objectives (``optimize.hypervolume``).
+HYPERVOLUME_ACQUISITIONS: dict[type, str] = {qEHVI: "ehvi", qLogEHVI: "ehvi",
+                                             qNEHVI: "nehvi", qLogNEHVI: "nehvi"}
 
 
 def acquisition_rule(acquisition_function) -> tuple[str, float]:
     """(rule name, UCB kappa) of a BoFire acquisition function BARK answers: kappa =
     sqrt(beta) for qUCB (BoTorch's convention), the default 1.96 for the others (unused)."""
-    name = ACQUISITION_RULES[type(acquisition_function)]
+    name = {**ACQUISITION_RULES, **HYPERVOLUME_ACQUISITIONS}[type(acquisition_function)]
     if name == "ucb":
         return name, float(acquisition_function.beta) ** 0.5
     return name, DEFAULT_KAPPA

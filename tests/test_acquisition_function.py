@@ -17,6 +17,7 @@ from bofire.data_models.acquisition_functions.api import (
     qLogEI,
     qLogNEHVI,
     qLogNEI,
+    qLogPF,
     qNEI,
     qPI,
     qSR,
@@ -74,7 +75,7 @@ def test_default_is_ucb_at_kappa_196():
     assert strategies.map(spec).kappa == 1.96
 
 
-@pytest.mark.parametrize("acqf", [qEHVI(), qLogNEHVI(), qSR()])
+@pytest.mark.parametrize("acqf", [qSR(), qLogPF()])
 def test_other_types_are_refused_by_name(acqf):
     name = type(acqf).__name__
     with pytest.raises(ValueError, match=f"acquisition_function {name}: BARKStrategy answers"):
@@ -162,3 +163,42 @@ def test_strategy_candidates_maximize_the_rule(acqf, objective):
         assert value >= rule.score(systems, X, problem.sign, problem.incumbents).max() - 1e-9
         assert result.bound >= value - 1e-12
         pending = space.encode(cand.iloc[: i + 1])
+
+
+@pytest.mark.parametrize("acqf", [qEHVI(), qLogNEHVI()])
+@pytest.mark.parametrize("library", [False, True])
+def test_hypervolume_rules_ask_on_several_outputs(acqf, library):
+    """Two objectives and an output limit, continuous (grid search) or finite (enumeration):
+    a batch of 2 distinct candidates; each grid candidate's value is the exact EHVI and
+    scores at least 300 random points; one objective is refused."""
+    from bofire.data_models.features.api import DiscreteInput
+    from bofire.data_models.objectives.api import MaximizeSigmoidObjective
+
+    outs = [ContinuousOutput(key="y", objective=MaximizeObjective()),
+            ContinuousOutput(key="z", objective=MinimizeObjective()),
+            ContinuousOutput(key="w", objective=MaximizeSigmoidObjective(tp=-1.0,
+                                                                         steepness=1.0))]
+    d = domain(outputs=outs)
+    if library:
+        d = Domain(inputs=Inputs(features=[
+            DiscreteInput(key="x1", values=list(np.linspace(0, 1, 6))),
+            DiscreteInput(key="x2", values=list(np.linspace(0, 1, 5))),
+            CategoricalInput(key="c", categories=["a", "b", "c"])]),
+            outputs=Outputs(features=outs))
+    X = experiments(d)
+    X["z"] = X["x1"] - X["x2"]
+    X["w"] = X["y"] - X["z"]
+    X["valid_z"] = X["valid_w"] = 1
+    strategy = strategies.map(BARKStrategy(domain=d, seed=2, acquisition_function=acqf,
+                                           surrogate_specs=FAST, time_limit=10.0))
+    strategy.tell(X)
+    cand = strategy.ask(2)
+    assert len(cand.drop_duplicates(subset=["x1", "x2", "c"])) == 2
+    res = strategy.last_results[0]
+    assert res.solver == ("enumeration" if library else "bnb") and np.isfinite(res.ucb)
+    if not library:
+        assert res.bound >= res.ucb - 1e-12
+        assert res.units == "ehvi"
+    with pytest.raises(ValueError, match=f"acquisition_function {type(acqf).__name__}: the "
+                                         "hypervolume needs two or more"):
+        BARKStrategy(domain=domain(), acquisition_function=acqf)

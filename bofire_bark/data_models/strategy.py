@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from bofire.data_models.acquisition_functions.api import qEI, qLogEI, qLogNEI, qNEI, qPI, qUCB
+from bofire.data_models.acquisition_functions.api import (
+    qEHVI,
+    qEI,
+    qLogEHVI,
+    qLogEI,
+    qLogNEHVI,
+    qLogNEI,
+    qNEHVI,
+    qNEI,
+    qPI,
+    qUCB,
+)
 from bofire.data_models.constraints.api import (
     CategoricalExcludeConstraint,
     Constraint,
@@ -38,6 +49,7 @@ from bofire_bark.space.split_space import check_encodings
 from bofire_bark.supported import (
     ACQUISITION_RULES,
     GOAL_OBJECTIVES,
+    HYPERVOLUME_ACQUISITIONS,
     LIBRARY_CONSTRAINTS,
     LIMIT_OBJECTIVES,
     SCALARIZATIONS,
@@ -45,8 +57,9 @@ from bofire_bark.supported import (
     acquisition_rule,
 )
 
-AnyBARKAcquisitionFunction = qUCB | qEI | qLogEI | qNEI | qLogNEI | qPI
-ACQUISITION_NAMES = tuple(t.__name__ for t in ACQUISITION_RULES)
+AnyBARKAcquisitionFunction = (qUCB | qEI | qLogEI | qNEI | qLogNEI | qPI | qEHVI | qLogEHVI
+                              | qNEHVI | qLogNEHVI)
+ACQUISITION_NAMES = tuple(t.__name__ for t in {**ACQUISITION_RULES, **HYPERVOLUME_ACQUISITIONS})
 
 
 class BARKStrategy(PredictiveStrategy):
@@ -59,8 +72,12 @@ class BARKStrategy(PredictiveStrategy):
     kappa = 1.96 (a 97.5 % one-sided bound per sample), BoFire's EntingStrategy default.
     ``qEI`` / ``qLogEI``: the expected improvement over the best measurement; ``qNEI`` /
     ``qLogNEI``: over each sample's best posterior mean at the measured (and pending) points;
-    ``qPI``: the probability of improvement. Each is exact per sample (no Monte Carlo:
-    ``n_mc_samples``, ``prune_baseline`` and qPI's smoothing ``tau`` do not apply). ``kappa``,
+    ``qPI``: the probability of improvement. Two or more Maximize/Minimize objectives:
+    ``qEHVI`` / ``qLogEHVI`` (``qNEHVI`` / ``qLogNEHVI`` with the front of posterior means),
+    the expected hypervolume improvement (``bofire_bark.optimize.hypervolume``), or qUCB
+    with ``scalarization``. Each is exact per sample (no Monte Carlo: ``n_mc_samples``,
+    ``prune_baseline``, qPI's smoothing ``tau`` and qEHVI's approximation ``alpha`` do not
+    apply). ``kappa``,
     the UCB's weight before this field, is still accepted: it becomes ``qUCB(beta=kappa**2)``.
 
     Several outputs: every output with an objective gets its own BARK posterior. Maximize,
@@ -75,8 +92,8 @@ class BARKStrategy(PredictiveStrategy):
     surrogate_specs: BARKSettings = Field(default_factory=BARKSettings)
     acquisition_function: Annotated[AnyBARKAcquisitionFunction, Field(
         discriminator="type", description="BoFire's acquisition function: qUCB (default, beta "
-        "3.8416: kappa 1.96), qEI, qLogEI, qNEI, qLogNEI or qPI; several objectives, "
-        "CloseToTarget objectives and output limits take qUCB.")] = Field(
+        "3.8416: kappa 1.96), qEI, qLogEI, qNEI, qLogNEI or qPI for one objective; qUCB "
+        "(with scalarization) or qEHVI, qLogEHVI, qNEHVI, qLogNEHVI for several.")] = Field(
         default_factory=lambda: qUCB(beta=DEFAULT_BETA))
     solver: Annotated[Literal[SOLVERS], Field(
         description="'auto': the grid branch-and-bound ('bnb'), or the MIP (SCIP, Gurobi with a "
@@ -101,9 +118,10 @@ class BARKStrategy(PredictiveStrategy):
         ge=0.0, description="Absolute gap, in standard deviations of the output, at which the "
         "search also stops (meaningful when the UCB is near zero).")] = DEFAULT_ABS_GAP
     scalarization: Annotated[Literal[SCALARIZATIONS], Field(
-        description="How several objectives become one acquisition: 'chebyshev' (augmented "
-        "Chebyshev with random weights per candidate, as ParEGO) or 'weighted_sum' (the "
-        "objectives' w).")] = "chebyshev"
+        description="How several objectives become one acquisition under qUCB: 'chebyshev' "
+        "(augmented Chebyshev with random weights per candidate, the rule of BoFire's "
+        "QparegoStrategy) or 'weighted_sum' (the objectives' w). Not used by the hypervolume "
+        "rules.")] = "chebyshev"
     n_start_points: Annotated[
         int, Field(ge=1, description="Random feasible points scored for the incumbent.")
     ] = 2000
@@ -153,25 +171,34 @@ class BARKStrategy(PredictiveStrategy):
         if kind not in ACQUISITION_NAMES:
             raise ValueError(
                 f"acquisition_function {kind}: BARKStrategy answers "
-                f"{', '.join(ACQUISITION_NAMES)} (one objective; qUCB for several objectives, "
-                "CloseToTarget objectives and output limits)")
+                f"{', '.join(ACQUISITION_NAMES)}")
         return value
 
     @model_validator(mode="after")
     def validate_acquisition_searchable(self):
-        """Rules other than qUCB: one Maximize/Minimize objective, searched by the grid
-        branch-and-bound or the enumeration (the MIP maximizes the UCB only)."""
+        """qEI, qLogEI, qNEI, qLogNEI, qPI: one Maximize/Minimize objective; the hypervolume
+        rules: two or more Maximize/Minimize objectives (output limits allowed); both searched
+        by the grid branch-and-bound or the enumeration (the MIP maximizes the UCB only)."""
         name, _ = acquisition_rule(self.acquisition_function)
         if name == "ucb":
             return self
         kind = type(self.acquisition_function).__name__
         modelled = [f for f in self.domain.outputs.get() if f.objective is not None]
-        if len(modelled) > 1 or type(modelled[0].objective) not in (MaximizeObjective,
-                                                                     MinimizeObjective):
+        if type(self.acquisition_function) in HYPERVOLUME_ACQUISITIONS:
+            goals = [f for f in modelled if type(f.objective) in GOAL_OBJECTIVES]
+            if len(goals) < 2 or any(type(f.objective) not in (
+                    MaximizeObjective, MinimizeObjective) for f in goals):
+                raise ValueError(
+                    f"acquisition_function {kind}: the hypervolume needs two or more "
+                    "MaximizeObjective / MinimizeObjective outputs (and no "
+                    f"CloseToTargetObjective); the domain's: "
+                    f"{[(f.key, type(f.objective).__name__) for f in goals]}")
+        elif len(modelled) > 1 or type(modelled[0].objective) not in (MaximizeObjective,
+                                                                       MinimizeObjective):
             raise ValueError(
                 f"acquisition_function {kind}: several objectives, CloseToTarget objectives "
-                "and output limits take qUCB (outputs with objectives: "
-                f"{[f.key for f in modelled]})")
+                "and output limits take qUCB or a hypervolume rule (qEHVI, qLogEHVI, qNEHVI, "
+                f"qLogNEHVI; outputs with objectives: {[f.key for f in modelled]})")
         if self.solver in MIP_SOLVERS:
             raise ValueError(f"acquisition_function {kind}: solver '{self.solver}' (a MIP) "
                              "maximizes qUCB only; use solver 'auto' or 'bnb'")

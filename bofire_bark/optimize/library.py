@@ -52,7 +52,7 @@ from bofire_bark.optimize.result import (
     InfeasibleOutputLimitError,
     LibraryExhaustedError,
 )
-from bofire_bark.optimize.rules import UCB, Rule, rule_value
+from bofire_bark.optimize.rules import HYPERVOLUME_RULES, UCB, Rule, rule_value
 from bofire_bark.space.finite import library_axes, library_plan, library_size  # noqa: F401
 from bofire_bark.supported import LIBRARY_CONSTRAINTS
 
@@ -391,9 +391,9 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
         pending: (n_p, D) encoded points every sample is conditioned on (believer).
         exclude: (n_e, D) encoded points never proposed (measured and pending ones); None:
             every feasible point may be proposed.
-        rule: the acquisition rule (``rules.RULES``); other rules than "ucb" take one
-            Maximize/Minimize objective without output limits, and score it instead of the
-            channel.
+        rule: the acquisition rule (``rules.RULES``); "ei", "nei", "pi" take one
+            Maximize/Minimize objective without output limits, "ehvi" and "nehvi" two or
+            more (``optimize.hypervolume``, limits as with the UCB's channels).
 
     Returns:
         ``AcquisitionResult`` with status "optimal", gap 0, bound = ucb, solver
@@ -418,7 +418,10 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
     systems = [posteriors[key].systems(pending) for key in acq.keys]
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
-    if rule != "ucb":
+    if rule in HYPERVOLUME_RULES:
+        values, rescore = _hypervolume_values(rule, acq, posteriors, systems, X, pending,
+                                              kappa)
+    elif rule != "ucb":
         values, rescore = _rule_values(Rule(rule, kappa), acq, posteriors, systems, X, pending)
     else:
         moments = [sample_moments(posteriors[key].samples, posteriors[key].kinds,
@@ -462,6 +465,33 @@ def _rule_values(rule: Rule, acq, posteriors: dict, systems: list, X: np.ndarray
     values = sample_moments(post.samples, post.kinds, sys_k.systems, X, rule=rule, sign=sign,
                             best=best)[2]
     return values, lambda Xs: rule.score(sys_k, Xs, sign, best)
+
+
+def _hypervolume_values(rule: str, acq, posteriors: dict, systems: list, X: np.ndarray,
+                        pending, kappa: float):
+    """The expected hypervolume improvement at ``X`` (-inf where an output limit's channel,
+    the UCB with ``kappa``, misses it), by the engine's per-sample predictions
+    (``optimize.hypervolume``), and the same scoring."""
+    from bofire_bark.optimize.hypervolume import CHUNK, build_hypervolume
+
+    hv = build_hypervolume(acq, posteriors, systems, pending, noisy=rule == "nehvi")
+
+    def score(Xs):
+        out = np.empty(len(Xs))
+        for a in range(0, len(Xs), CHUNK):
+            part = Xs[a:a + CHUNK]
+            moments = [systems[k].predict_each(part) for k in hv.outputs]
+            ok = acq.slack(_engine_channels(acq, systems, kappa, part)) >= 0.0
+            out[a:a + CHUNK] = np.where(ok, hv.values(moments), -np.inf)
+        return out
+
+    values = score(X)
+    if not np.isfinite(values.max()):
+        moments = [sample_moments(posteriors[key].samples, posteriors[key].kinds,
+                                  sys_k.systems, X)
+                   for key, sys_k in zip(acq.keys, systems, strict=True)]
+        _raise_limits(acq, posteriors, _channels(acq, moments, kappa))
+    return values, score
 
 
 def _raise_limits(acq, posteriors: dict, U: np.ndarray) -> None:
