@@ -27,6 +27,11 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
   of the committed runs (the defaults became the sparse prior and a search going on up to 10 s
   after them); several outputs from b2245e1 on; a version that refuses a domain
   has the refusal recorded as below.
+- ``BARK-NEHVI``: ``BARKStrategy(domain=..., seed=seed, acquisition_function=qLogNEHVI())``,
+  the library's defaults otherwise: the expected hypervolume improvement over the posterior
+  samples (``bofire_bark.optimize.hypervolume``), Mobo's rule.
+- ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
+  with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
   point inferred from the data).
 - ``Qparego``: ``QparegoStrategy(domain=..., seed=seed)``, BoFire's defaults.
@@ -131,9 +136,10 @@ from benchmarks.bo import (
 from benchmarks.plots import _fmt, embed, finished_only, sign_test_p
 
 DEFAULT_OUT = REPO / "results" / "mo"
-METHODS = ("BARK", "Mobo", "Qparego", "Entmoot", "Random")
+METHODS = ("BARK", "BARK-NEHVI", "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
-COLORS = {"BARK": "tab:green", "Mobo": "tab:blue", "Qparego": "tab:purple",
+COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-Chebyshev": "tab:olive",
+          "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
 # derive_reference("Detergent") with its defaults; fixed here so a library change cannot move it
 DETERGENT_REFERENCE = {"y1": 0.5, "y2": 0.0}
@@ -327,6 +333,7 @@ def _register_entmoot_scip_ipopt() -> None:
 
 def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
     """The BoFire data model of ``method``; raises ``Unsupported`` when it refuses the domain."""
+    from bofire.data_models.acquisition_functions.api import qLogNEHVI
     from bofire.data_models.strategies.api import (
         EntingStrategy,
         MoboStrategy,
@@ -342,6 +349,10 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
         if method == "BARK":
             return BARKStrategy(domain=domain, seed=seed, max_time=None,
                                 surrogate_specs=BARKSettings(split_prior="uniform"))
+        if method == "BARK-NEHVI":
+            return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI())
+        if method == "BARK-Chebyshev":
+            return BARKStrategy(domain=domain, seed=seed)
         if method == "Mobo":
             return MoboStrategy(domain=domain, seed=seed)
         if method == "Qparego":
