@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,8 @@ from bofire_bark import load_spec
 from bofire_bark.data_models import BARKSettings, BARKStrategy
 from bofire_bark.loading import SpecError
 
-SPEC = json.loads((Path(__file__).parents[1] / "specs" / "reaction.json").read_text())
+REACTION = Path(__file__).parents[1] / "specs" / "reaction.json"
+SPEC = json.loads(REACTION.read_text())
 HEAD = 300  # where the cause must appear
 
 
@@ -138,3 +143,37 @@ def test_other_strategies_keep_bofire_errors():
     assert isinstance(err, ValidationError)
     assert not isinstance(err, SpecError)
     assert "seeed" in str(err)
+
+
+def test_import_order_of_bofire_union():
+    """BoFire's AnyStrategy is a new union object once BARK registers; a name bound before
+    ``import bofire_bark`` is the old union, without BARK. The ways the docs give work."""
+    code = textwrap.dedent("""
+        import json, sys
+        from bofire.data_models.strategies.api import AnyStrategy as bound_early
+        from pydantic import TypeAdapter, ValidationError
+
+        import bofire_bark
+        import bofire.data_models.strategies.api as strategy_models
+        from bofire.data_models.strategies.api import AnyStrategy as bound_late
+
+        data = json.loads(open(sys.argv[1]).read())
+        try:
+            TypeAdapter(bound_early).validate_python(data)
+            print("early: loaded")
+        except ValidationError as err:
+            print("early:", err.errors()[0]["type"])
+        print("load_spec:", bofire_bark.load_spec(data).type)
+        print("at call time:",
+              TypeAdapter(strategy_models.AnyStrategy).validate_python(data).type)
+        print("bound late:", TypeAdapter(bound_late).validate_python(data).type)
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(REACTION)], capture_output=True,
+                         text=True, timeout=600, env={**os.environ})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "early: union_tag_invalid",  # the trap the docs describe
+        "load_spec: BARKStrategy",
+        "at call time: BARKStrategy",
+        "bound late: BARKStrategy",
+    ]
