@@ -26,7 +26,7 @@ NONLINEAR_TYPES = ("NonlinearInequalityConstraint", "NonlinearEqualityConstraint
 SAFE_DUMPS = ("BARKSurrogate",)
 # Lists of strings BoFire hands to DataFrame.eval(engine="python").
 # Spec types validated by BARK's own model (``bofire_bark.data_models``), not BoFire's union.
-BARK_MODELS = {"BARKStrategy": "BARKStrategy"}
+BARK_TYPES = ("BARKStrategy",)
 DATAFRAME_EVAL = ("experiment_transforms", "candidate_transforms", "candidate_untransforms")
 
 
@@ -37,11 +37,9 @@ def load_spec(source: str | Path | dict):
     Every expression string is read by BARK's own parser (numbers, the constraint's features,
     ``+ - * / **``, signs and ``exp log sqrt sin cos tan asin acos atan sinh cosh tanh abs
     log10``) before any BoFire model is constructed; pickled models, data-frame transforms and
-    custom DoE formulas are refused. Then the data go through BoFire's ``AnyStrategy`` union.
-
-    A ``BARKStrategy`` spec is validated by BARK's own model, not the union: the union's
-    error report starts with some 4,000 characters naming every BoFire strategy before the
-    cause.
+    custom DoE formulas are refused. Then the data go through BoFire's ``AnyStrategy`` union,
+    except a ``BARKStrategy`` spec, which BARK's own model validates: the union's error report
+    starts with some 4,000 characters naming every BoFire strategy before the cause.
 
     Raises:
         ValueError: naming the place in the spec (e.g. ``spec.domain.constraints.constraints[0]
@@ -57,8 +55,8 @@ def load_spec(source: str | Path | dict):
 
     import bofire_bark  # noqa: F401  (registers BARK, so the union below includes it)
 
-    if data.get("type") in BARK_MODELS:
-        return _validate_bark(data, BARK_MODELS[data["type"]])
+    if data.get("type") in BARK_TYPES:
+        return _validate_bark(data, data["type"])
     # read at call time: the union includes plugins registered after BoFire's import
     return TypeAdapter(strategy_models.AnyStrategy).validate_python(data)
 
