@@ -10,10 +10,10 @@ Specs from outside go through ``load_spec``: BoFire runs some strings of a spec 
 
 import os
 
-from bofire_bark.loading import load_spec
+from bofire_bark.loading import SpecError, load_spec
 
 __version__ = "0.1.0"
-__all__ = ["load_spec"]
+__all__ = ["SpecError", "load_spec"]
 
 if not os.environ.get("BOFIRE_BARK_NO_REGISTRATION"):
     from bofire_bark._register import register

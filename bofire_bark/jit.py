@@ -4,8 +4,9 @@ cache that never outlives the code it was compiled from.
 In a fresh environment the first fit compiles the engine's kernels and the first asks the
 optimizer's (about 40 s and 20 + 25 s measured here on a busy 2-core machine; 2 s and 1 s once
 cached), and nothing else would say why the call waits. ``compiling`` wraps such a call: it
-logs at INFO before it when a kernel of the layer has no fresh cache entry (once per process),
-and after it how many kernels compiled in how long, from numba's own cache-miss counts.
+logs at INFO when numba starts compiling one of the layer's kernels (its ``numba:compile``
+event, which a kernel loaded from the cache never sends; once per process), and after the call
+how many kernels compiled in how long, from numba's own cache-miss counts.
 """
 
 from __future__ import annotations
@@ -35,22 +36,6 @@ def _dispatchers(layers: tuple[str, ...]) -> list:
     return out
 
 
-def _uncached(dispatchers) -> int:
-    """How many have no cache index newer than their source (numba's test is stricter; this
-    one errs towards saying nothing: unknown internals count as cached)."""
-    count = 0
-    for d in dispatchers:
-        try:
-            index = d._cache._cache_file._index_path
-            source = sys.modules[d.__module__].__file__
-        except (AttributeError, KeyError):
-            continue
-        if not d.signatures and (not os.path.exists(index)
-                                 or os.path.getmtime(index) < os.path.getmtime(source)):
-            count += 1
-    return count
-
-
 def _misses(dispatchers) -> int:
     return sum(sum(d.stats.cache_misses.values()) for d in dispatchers)
 
@@ -59,14 +44,28 @@ def _misses(dispatchers) -> int:
 def compiling(what: str, *layers: str):
     """Around a call (``what``, for the message) that may compile the kernels of
     ``bofire_bark.<layer>`` for each of ``layers``."""
-    dispatchers = _dispatchers(layers)
-    if what not in _announced and _uncached(dispatchers):
-        _announced.add(what)
-        logger.info("BARK: %s compiles numba kernels first (once per environment, up to a "
-                    "minute; later runs load them from numba's cache)", what)
-    before = _misses(dispatchers)
+    from numba.core import event
+
+    prefix = tuple(f"bofire_bark.{layer}" for layer in layers)
+
+    class Announce(event.Listener):
+        # Guessing from cache files beforehand announced a compile in every new process:
+        # kernels called only from other kernels never get a cache index of their own.
+        def on_start(self, ev):
+            dispatcher = (ev.data or {}).get("dispatcher")
+            module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+            if what not in _announced and module.startswith(prefix):
+                _announced.add(what)
+                logger.info("BARK: %s compiles numba kernels first (once per environment, up "
+                            "to a minute; later runs load them from numba's cache)", what)
+
+        def on_end(self, ev):
+            pass
+
+    before = _misses(_dispatchers(layers))
     start = time.perf_counter()
-    yield
+    with event.install_listener("numba:compile", Announce()):
+        yield
     compiled = _misses(_dispatchers(layers)) - before
     if compiled:
         logger.info("BARK: %s compiled %d numba kernels; it took %.0f s in all", what, compiled,

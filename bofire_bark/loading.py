@@ -12,9 +12,11 @@ BoFire's own validation run.
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from bofire_bark.expressions import parse, parse_list
 
@@ -23,6 +25,8 @@ NONLINEAR_TYPES = ("NonlinearInequalityConstraint", "NonlinearEqualityConstraint
 # every other dump in BoFire 0.5 is a pickle, and unpickling runs code.
 SAFE_DUMPS = ("BARKSurrogate",)
 # Lists of strings BoFire hands to DataFrame.eval(engine="python").
+# Spec types validated by BARK's own model (``bofire_bark.data_models``), not BoFire's union.
+BARK_TYPES = ("BARKStrategy",)
 DATAFRAME_EVAL = ("experiment_transforms", "candidate_transforms", "candidate_untransforms")
 
 
@@ -33,11 +37,16 @@ def load_spec(source: str | Path | dict):
     Every expression string is read by BARK's own parser (numbers, the constraint's features,
     ``+ - * / **``, signs and ``exp log sqrt sin cos tan asin acos atan sinh cosh tanh abs
     log10``) before any BoFire model is constructed; pickled models, data-frame transforms and
-    custom DoE formulas are refused. Then the data go through BoFire's ``AnyStrategy`` union.
+    custom DoE formulas are refused. Then the data go through BoFire's ``AnyStrategy`` union,
+    except a ``BARKStrategy`` spec, which BARK's own model validates: the union's error report
+    starts with some 4,000 characters naming every BoFire strategy before the cause.
 
     Raises:
         ValueError: naming the place in the spec (e.g. ``spec.domain.constraints.constraints[0]
-            .expression``) and what is wrong, or BoFire's validation error.
+            .expression``) and what is wrong. For a BARK spec a ``SpecError``, one line per
+            cause (``spec.surrogate_specs.n_tree: unknown key; did you mean 'n_trees'?``),
+            pydantic's full report chained as its ``__cause__``; for other strategies
+            BoFire's validation error.
     """
     data = _read(source)
     check_spec_data(data)
@@ -46,8 +55,165 @@ def load_spec(source: str | Path | dict):
 
     import bofire_bark  # noqa: F401  (registers BARK, so the union below includes it)
 
+    if data.get("type") in BARK_TYPES:
+        return _validate_bark(data, data["type"])
     # read at call time: the union includes plugins registered after BoFire's import
     return TypeAdapter(strategy_models.AnyStrategy).validate_python(data)
+
+
+class SpecError(ValueError):
+    """A BARK spec its data model refused. The message starts with the causes, one line
+    each, at their places in the spec; pydantic's report is the ``__cause__``."""
+
+
+def _validate_bark(data: dict, name: str):
+    from pydantic import ValidationError
+
+    from bofire_bark import data_models
+
+    model = getattr(data_models, name)
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        errors = err.errors(include_url=False)
+        # a union tries every alternative; the one the data's "type" names is the cause
+        chosen = [e for e in errors if not _walk(model, e["loc"], data)[2]] or errors
+        # a misspelt key first: the field it leaves missing follows from it
+        chosen.sort(key=lambda e: e["type"] != "extra_forbidden")
+        causes = _unknown_constraint_features(data)
+        for line in (_describe(e, model, data) for e in chosen):
+            if line not in causes:
+                causes.append(line)
+        raise SpecError("\n".join(causes) + f"\n(in a {name} spec; pydantic's full report is "
+                        "this error's __cause__)") from err
+
+
+def _describe(error: dict, model, data) -> str:
+    """One pydantic error as 'place: what is wrong', a close match for an unknown key."""
+    loc = tuple(p for p in error["loc"] if not _is_label(p))
+    where = _where(_walk(model, loc, data)[1])
+    if error["type"] == "extra_forbidden":
+        owner = _walk(model, loc[:-1], data)[0]
+        names = sorted(owner.model_fields) if _is_model(owner) else []
+        match = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        if match:
+            return f"{where}: unknown key; did you mean {match[0]!r}?"
+        known = f" ({owner.__name__} takes {', '.join(names)})" if names else ""
+        return f"{where}: unknown key{known}"
+    message = error["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    value = error.get("input")
+    if not isinstance(value, (dict, list)) and len(repr(value)) <= 60 and loc:
+        message += f" (got {value!r})"
+    return f"{where}: {message}"
+
+
+def _where(path) -> str:
+    return "spec" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def _walk(model, loc, data) -> tuple[Any, list, bool]:
+    """Follow a pydantic error location below ``model`` and through the raw ``data``: the
+    model there (None where it cannot be followed), the path as written in the spec (a
+    union's tags and labels, which pydantic puts in the location, are no keys of the spec),
+    and whether the location goes through a union alternative other than the one the data's
+    ``type`` names."""
+    tp, path, elsewhere = model, [], False
+    for part in loc:
+        if _is_label(part):  # e.g. 'tagged-union[...]', 'str-enum[...]'
+            continue
+        members = _members(tp)
+        tagged = [m for m in members if _is_model(m) and part in (m.__name__, _tag(m))]
+        if tagged:
+            tp = tagged[0]
+            named = data.get("type") if isinstance(data, dict) else None
+            elsewhere |= isinstance(named, str) and named not in (tp.__name__, _tag(tp))
+            continue
+        path.append(part)
+        data = _item(data, part)
+        models = [m for m in members if _is_model(m)]
+        if len(models) == 1 and isinstance(part, str):
+            field = models[0].model_fields.get(part)
+            tp = field.annotation if field is not None else None
+        elif len(members) == 1 and get_origin(members[0]) is not None:
+            args = get_args(members[0])
+            # a sequence's items at an index, a mapping's values at a key
+            tp = args[-1] if args else None
+        else:
+            tp = None
+    members = [m for m in _members(tp) if _is_model(m)]
+    return (members[0] if len(members) == 1 else None), path, elsewhere
+
+
+def _is_label(part) -> bool:
+    return isinstance(part, str) and "[" in part
+
+
+def _item(data, part):
+    if isinstance(data, dict):
+        return data.get(part)
+    if isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
+        return data[part]
+    return None
+
+
+def _members(tp) -> list:
+    """A type without Annotated, Optional, TypeVars and unions: its alternatives."""
+    if tp is None or tp is type(None):
+        return []
+    if isinstance(tp, TypeVar):
+        return _members(tp.__bound__)
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _members(get_args(tp)[0])
+    if origin is Union or isinstance(tp, UnionType):
+        return [m for arg in get_args(tp) for m in _members(arg)]
+    return [tp]
+
+
+def _is_model(tp) -> bool:
+    from pydantic import BaseModel
+
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _tag(model) -> Any:
+    field = model.model_fields.get("type")
+    return field.default if field is not None else None
+
+
+def _unknown_constraint_features(data: dict) -> list[str]:
+    """Constraint features that are no input of the spec's domain, read from the raw data:
+    BoFire reports them under ``domain`` only, as 'not a continuous input feature'."""
+    domain = data.get("domain")
+    if not isinstance(domain, dict):
+        return []
+    inputs = domain.get("inputs")
+    features = inputs.get("features") if isinstance(inputs, dict) else inputs
+    constraints = domain.get("constraints")
+    if isinstance(constraints, dict):
+        constraints = constraints.get("constraints")
+    if not isinstance(features, list) or not isinstance(constraints, list):
+        return []
+    keys = [f["key"] for f in features if isinstance(f, dict) and isinstance(f.get("key"), str)]
+    causes = []
+    for i, constraint in enumerate(constraints):
+        if not isinstance(constraint, dict):
+            continue
+        for field in ("features", "feature"):  # "feature": an interpoint constraint
+            names = constraint.get(field)
+            names = [names] if isinstance(names, str) else names
+            if not isinstance(names, list):
+                continue
+            for name in names:
+                if not isinstance(name, str) or name in keys:
+                    continue
+                match = difflib.get_close_matches(name, keys, n=1)
+                hint = f"did you mean {match[0]!r}?" if match else f"the inputs: {keys}"
+                causes.append(f"spec.domain.constraints.constraints[{i}].{field}: {name!r} is "
+                              f"not an input of the domain; {hint}")
+    return causes
 
 
 def _read(source) -> Any:

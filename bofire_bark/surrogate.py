@@ -41,6 +41,22 @@ def log_outside_bounds(space: SplitSpace, X: np.ndarray) -> None:
                 f"{key}: {n} of {len(X)} rows" for key, n in outside.items()))
 
 
+def log_nan_outputs(experiments: pd.DataFrame, keys: list[str]) -> None:
+    """A warning per output that is NaN in rows marked valid, naming the rows: BoFire's
+    filter drops them from the fit without a word, which hides a broken measurement."""
+    for key in keys:
+        valid = experiments.get(f"valid_{key}")
+        flagged = experiments[key].isna() if valid is None else (
+            experiments[key].isna() & (valid > 0))
+        rows = list(experiments.index[flagged.to_numpy()])
+        if rows:
+            shown = ", ".join(repr(r) for r in rows[:10]) + (", ..." if len(rows) > 10 else "")
+            logger.warning(
+                "BARK: output '%s' is NaN in %d row(s) marked valid (valid_%s = 1): %s; they are "
+                "left out of the fit (mark a failed experiment with valid_%s = 0)",
+                key, len(rows), key, shown, key)
+
+
 def _bar(enabled: bool, total: int, desc: str):
     """A tqdm progress bar, or a silent stand-in with the same ``update``."""
     from tqdm.auto import tqdm
@@ -83,6 +99,10 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         return self.inputs.validate_experiments(X, strict=False)[self.inputs.get_keys()]
 
     # ------------------------------------------------------------------------- fitting
+    def _preprocess_experiments(self, experiments: pd.DataFrame) -> pd.DataFrame:
+        log_nan_outputs(experiments, self.outputs.get_keys())
+        return super()._preprocess_experiments(experiments)
+
     def _fit(self, X: pd.DataFrame, Y: pd.DataFrame, **kwargs) -> None:
         s = self.settings
         Xe = self.space.encode(X)

@@ -2,9 +2,10 @@
 
 Run: python examples/spec_lab.py [specs/reaction.json] [n_rounds]
 
-The spec is read with BoFire's own union (after ``import bofire_bark`` registers BARK), so
-the same JSON works in a pipeline that stores strategy specs. The simulated lab answers the
-reaction spec's domain; failed runs (about 1 in 8) come back with ``valid_yield = 0``.
+The spec is read with ``bofire_bark.load_spec``, which refuses strings BoFire would run as
+code and then validates it as BoFire's ``BARKStrategy`` data model, so the same JSON works in a
+pipeline that stores strategy specs. The simulated lab answers the reaction spec's domain;
+failed runs (about 1 in 8) come back with ``valid_yield = 0``.
 """
 
 from __future__ import annotations
@@ -39,8 +40,6 @@ def lab(batch: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
 
 def main(spec_path: str = str(ROOT / "specs" / "reaction.json"), n_rounds: int = 4) -> None:
     spec = load_spec(Path(spec_path))  # read as data: no expression string runs
-    # a shorter solve for the demo; the spec's own settings are kept otherwise
-    spec = spec.model_copy(update={"time_limit": 20.0})
     domain = spec.domain
     keys = domain.inputs.get_keys()
     rng = np.random.default_rng(0)

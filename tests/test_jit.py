@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
+import subprocess
 import sys
+import textwrap
 
 from bofire_bark.jit import compiling
 
@@ -49,6 +52,49 @@ def test_first_use_is_announced_then_cached(tmp_path, caplog):
         sys.modules.pop(name, None)
     assert first[0].startswith("BARK: the probe compiles numba kernels first")
     assert first[1].startswith("BARK: the probe compiled 1 numba kernels; it took")
+
+
+NESTED = PROBE + '''
+
+@njit(cache=True)
+def outer(x):
+    return double(x) + 1
+
+
+@njit(cache=True)
+def elsewhere(x):  # a kernel of the layer this call never uses: never cached
+    return x - 1
+'''
+
+
+def test_new_process_with_a_warm_cache_says_nothing(tmp_path):
+    """A new process that loads the kernels it calls from numba's cache compiles nothing and
+    says nothing, though the layer has kernels it never calls, which have no cache entry."""
+    path = tmp_path / "probe.py"
+    path.write_text(NESTED)
+    code = textwrap.dedent(f"""
+        import importlib.util, logging, sys
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+        from bofire_bark.jit import compiling
+
+        spec = importlib.util.spec_from_file_location("bofire_bark.probe_jit", {str(path)!r})
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        with compiling("the probe", "probe_jit"):
+            assert module.outer(20) == 41
+    """)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=600, env={**os.environ, "BOFIRE_BARK_NO_REGISTRATION": "1"})
+        assert out.returncode == 0, out.stderr
+        return [line for line in out.stderr.splitlines() if line.startswith("BARK:")]
+
+    cold = run()
+    assert cold[0].startswith("BARK: the probe compiles numba kernels first"), cold
+    assert cold[1].startswith("BARK: the probe compiled 2 numba kernels; it took"), cold
+    assert run() == []  # loaded from numba's cache: nothing compiled, nothing said
 
 
 def test_stale_numba_caches_dropped_when_a_kernel_source_changes(tmp_path, monkeypatch):

@@ -74,7 +74,7 @@ def test_featurizers_give_descriptor_tables():
 def test_without_rdkit_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "rdkit", None)  # import rdkit now fails
     monkeypatch.setattr(split_space, "_TABLES", {})
-    with pytest.raises(ValueError, match=r"'m'.*RDKit.*bofire-bark\[chem\]"):
+    with pytest.raises(ValueError, match=r"'m'.*RDKit.*pip install \".\[chem\]\" in a clone"):
         SurrogateModel(inputs=molecules(), outputs=outputs())
     # labels need no RDKit
     SurrogateModel(inputs=molecules(), outputs=outputs(), categorical_encodings={"m": "ONE_HOT"})

@@ -11,7 +11,7 @@ import pandas as pd
 from bofire.data_models.features.api import CategoricalInput
 from bofire.data_models.molfeatures.api import MolFeatures
 
-CHEM_EXTRA = "pip install 'bofire-bark[chem]'"
+CHEM_EXTRA = 'pip install ".[chem]" in a clone of bofire-bark'
 
 
 def _molecular_table(feature: CategoricalInput, featurizer: MolFeatures

@@ -27,6 +27,7 @@ Molecular and task inputs (and any input type not listed above) are refused with
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,8 +129,10 @@ def check_encodings(inputs: Inputs, encodings: dict | None) -> dict:
     categorical = {f.key: f for f in inputs.get(CategoricalInput, exact=False)}
     for key, value in encodings.items():
         if key not in categorical:
+            match = difflib.get_close_matches(str(key), list(categorical), n=1)
+            hint = f"; did you mean {match[0]!r}?" if match else ""
             raise ValueError(f"categorical_encodings names {key!r}, which is not a categorical "
-                             f"input (categorical inputs: {sorted(categorical)})")
+                             f"input (categorical inputs: {sorted(categorical)}){hint}")
         feature = categorical[key]
         if isinstance(value, MolFeatures):
             if not isinstance(feature, CategoricalMolecularInput):
