@@ -282,10 +282,12 @@ class _Outputs:
             self.hv = build_hypervolume(self.acq, self.posteriors, self.systems, self.pending,
                                         noisy=self.rule == "nehvi")
 
-    def channels(self, X):
+    def channels(self, X, moments: list | None = None):
+        """Channel values (n, C); ``moments``: every output's ``predict_each`` at X, if
+        already at hand."""
         parts = []
-        for sys_k in self.systems:
-            means, variances = sys_k.predict_each(X)
+        for k, sys_k in enumerate(self.systems):
+            means, variances = sys_k.predict_each(X) if moments is None else moments[k]
             sd = self.kappa * np.sqrt(variances)
             parts.append({1.0: (means + sd).mean(axis=0), -1.0: (sd - means).mean(axis=0)})
         return np.stack([parts[c.output][c.sign] for c in self.acq.channels], axis=-1)
@@ -293,9 +295,9 @@ class _Outputs:
     def score(self, X):  # -inf past an output limit: such a point never becomes the start
         if self.hv is None:
             return self.acq.value(self.channels(X))
-        moments = [self.systems[k].predict_each(X) for k in self.hv.outputs]
-        ok = self.acq.slack(self.channels(X)) >= 0.0
-        return np.where(ok, self.hv.values(moments), -np.inf)
+        moments = [sys_k.predict_each(X) for sys_k in self.systems]
+        ok = self.acq.slack(self.channels(X, moments)) >= 0.0
+        return np.where(ok, self.hv.values([moments[k] for k in self.hv.outputs]), -np.inf)
 
     def is_feasible(self, X):
         return feasible(self.domain, self.space, self.box, X, tol=1e-6)
