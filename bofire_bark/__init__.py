@@ -1,7 +1,8 @@
 """BARK, a fully Bayesian tree kernel, as a BoFire strategy plugin.
 
 Importing the package registers ``BARKSurrogate`` and ``BARKStrategy`` with BoFire, so
-``bofire.strategies.api.map(spec)`` and BoFire's JSON unions accept them. The SCIP worker
+``bofire.strategies.api.map(spec)`` and BoFire's JSON unions accept them; the functional
+classes (numba, the engine) load when BoFire first maps a spec. The SCIP worker
 process sets ``BOFIRE_BARK_NO_REGISTRATION`` in its environment: it needs only the optimizer's
 modules, not BoFire's strategies (torch, seconds to import).
 
