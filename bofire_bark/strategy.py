@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -62,14 +63,8 @@ class BARKStrategy(PredictiveStrategy):
     def __init__(self, data_model: DataModel, **kwargs):
         super().__init__(data_model=data_model, **kwargs)
         self.acquisition_function = data_model.acquisition_function
-        self.rule, self.kappa = acquisition_rule(data_model.acquisition_function)
-        self.solver = data_model.solver
-        self.time_limit = data_model.time_limit
-        self.mip_gap = data_model.mip_gap
-        self.abs_gap = data_model.abs_gap
-        self.max_time = data_model.max_time
-        self.extend_gap = data_model.extend_gap
-        self.n_start_points = data_model.n_start_points
+        # the search's settings, built once; each solve replaces only the seed
+        self.settings = acquisition_settings(data_model)
         self.scalarization = data_model.scalarization
         self.progress_bar = data_model.progress_bar
         self.allow_repeats = data_model.allow_repeats
@@ -218,15 +213,23 @@ class BARKStrategy(PredictiveStrategy):
         return optimize_outputs(self.posteriors(), acq, self.domain, self.space, settings,
                                 pending=pending)
 
-    def acquisition_settings(self, seed: int | None = None):
-        """The ``optimize.AcquisitionSettings`` of a solve: this strategy's settings and
-        ``seed``."""
-        from bofire_bark.optimize.settings import AcquisitionSettings
+    @property
+    def rule(self) -> str:
+        """The acquisition rule (``optimize.rules``) of ``acquisition_function``."""
+        return self.settings.rule
 
-        return AcquisitionSettings(
-            rule=self.rule, kappa=self.kappa, solver=self.solver, time_limit=self.time_limit,
-            mip_gap=self.mip_gap, abs_gap=self.abs_gap, max_time=self.max_time,
-            extend_gap=self.extend_gap, n_random=self.n_start_points, seed=seed)
+    @property
+    def kappa(self) -> float:
+        """The UCB's weight (qUCB's sqrt(beta); 1.96, unused, under another rule)."""
+        return self.settings.kappa
+
+    @property
+    def solver(self) -> str:
+        return self.settings.solver
+
+    def acquisition_settings(self, seed: int | None = None):
+        """The ``optimize.AcquisitionSettings`` of a solve: this strategy's, with ``seed``."""
+        return replace(self.settings, seed=seed)
 
     def posteriors(self) -> dict:
         """Output key -> fitted ``engine.Posterior`` of every output."""
@@ -241,6 +244,18 @@ class BARKStrategy(PredictiveStrategy):
                       for f in objective_outputs(self.domain))
         weights = draw_weights(n_goals, np.random.default_rng(seed))
         return output_acquisition(self.domain, self.posteriors(), weights, self.scalarization)
+
+
+def acquisition_settings(data_model: DataModel):
+    """The data model's search settings as one ``optimize.AcquisitionSettings`` (seed None:
+    each solve sets its own)."""
+    from bofire_bark.optimize.settings import AcquisitionSettings
+
+    rule, kappa = acquisition_rule(data_model.acquisition_function)
+    return AcquisitionSettings(
+        rule=rule, kappa=kappa, solver=data_model.solver, time_limit=data_model.time_limit,
+        mip_gap=data_model.mip_gap, abs_gap=data_model.abs_gap, max_time=data_model.max_time,
+        extend_gap=data_model.extend_gap, n_random=data_model.n_start_points, seed=None)
 
 
 def _repeats(x: np.ndarray, pending: list[np.ndarray]) -> bool:

@@ -50,8 +50,8 @@ TYPOS = {
     "categorical_encodings": (
         lambda d: d["surrogate_specs"]["categorical_encodings"].update(temperature="ONE_HOT"),
         "categorical_encodings names 'temperature', which is not a categorical input"),
-    "kappa": (lambda d: d.update(kappa=-1.0), "spec.kappa: Input should be greater than or "
-              "equal to 0"),
+    "kappa": (lambda d: d.update(kappa=-1.0), "kappa: the UCB weight must be a finite "
+              "number >= 0"),
 }
 
 
