@@ -77,8 +77,8 @@ class BARKStrategy(PredictiveStrategy):
     the expected hypervolume improvement (``bofire_bark.optimize.hypervolume``), or qUCB
     with ``scalarization``. Each is exact per sample (no Monte Carlo: ``n_mc_samples``,
     ``prune_baseline``, qPI's smoothing ``tau`` and qEHVI's approximation ``alpha`` do not
-    apply). ``kappa``,
-    the UCB's weight before this field, is still accepted: it becomes ``qUCB(beta=kappa**2)``.
+    apply). ``kappa``, the UCB's weight before this field, is still accepted: it becomes
+    ``qUCB(beta=kappa**2)``.
 
     Several outputs: every output with an objective gets its own BARK posterior. Maximize,
     Minimize and CloseToTarget objectives are combined by ``scalarization`` (random weights

@@ -339,23 +339,32 @@ def library_moments(feat, thr, mask, left, right, kinds, tables, X, mu_sum, sd_s
 
 
 def sample_moments(samples: dict[str, np.ndarray], kinds: np.ndarray, systems,
-                   X: np.ndarray, low_rank: float = LOW_RANK, rule: Rule | None = None,
-                   sign: float = 1.0, best: np.ndarray | None = None):
+                   X: np.ndarray, low_rank: float = LOW_RANK) -> tuple[np.ndarray, np.ndarray]:
     """(1/S) sum_s mu_s(x) and (1/S) sum_s sigma_s(x) at ``X`` (n, D), (n,) each, from the
-    leaf systems ``systems`` (``SampleSystems.systems``) of ``samples``; with a ``rule``
-    other than UCB also its value (1/S) sum_s g(sign mu_s, sigma_s; best[s]) (n,)."""
+    leaf systems ``systems`` (``SampleSystems.systems``) of ``samples``."""
+    mu, sd, _ = _sums(samples, kinds, systems, X, low_rank, UCB, 1.0, None)
+    S = len(samples["sigma2"])
+    return mu / S, sd / S
+
+
+def sample_rule_values(samples: dict[str, np.ndarray], kinds: np.ndarray, systems,
+                       X: np.ndarray, rule: Rule, sign: float, best: np.ndarray,
+                       low_rank: float = LOW_RANK) -> np.ndarray:
+    """(1/S) sum_s g(sign mu_s(x), sigma_s(x); best[s]) of a rule other than UCB at ``X``."""
+    _, _, acq = _sums(samples, kinds, systems, X, low_rank, rule.code, sign, best)
+    return acq / len(samples["sigma2"])
+
+
+def _sums(samples, kinds, systems, X, low_rank, code, sign, best):
     tables = leaf_tables(samples, systems, low_rank)
     X = np.ascontiguousarray(X, dtype=np.float64)
     mu, sd, acq = np.zeros(len(X)), np.zeros(len(X)), np.zeros(len(X))
-    S = len(samples["sigma2"])
-    code = UCB if rule is None else rule.code
-    best = np.zeros(S) if best is None else np.ascontiguousarray(best, dtype=np.float64)
+    best = (np.zeros(len(samples["sigma2"])) if best is None
+            else np.ascontiguousarray(best, dtype=np.float64))
     library_moments(samples["feat"], samples["thr"], samples["mask"], samples["left"],
                     samples["right"], np.ascontiguousarray(kinds, dtype=np.int64), tables, X,
                     mu, sd, code, float(sign), best, acq)
-    if code == UCB:
-        return mu / S, sd / S
-    return mu / S, sd / S, acq / S
+    return mu, sd, acq
 
 
 def _channels(acq, moments: list, kappa: float) -> np.ndarray:
@@ -462,8 +471,7 @@ def _rule_values(rule: Rule, acq, posteriors: dict, systems: list, X: np.ndarray
     post, sys_k = posteriors[acq.keys[0]], systems[0]
     sign = float(acq.channels[acq.goals[0].plus].sign)
     best = rule.incumbents(post, sys_k, sign, pending)
-    values = sample_moments(post.samples, post.kinds, sys_k.systems, X, rule=rule, sign=sign,
-                            best=best)[2]
+    values = sample_rule_values(post.samples, post.kinds, sys_k.systems, X, rule, sign, best)
     return values, lambda Xs: rule.score(sys_k, Xs, sign, best)
 
 
