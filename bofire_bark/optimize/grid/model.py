@@ -145,6 +145,16 @@ def _words(codes, w: int) -> np.ndarray:
     return out
 
 
+def _incumbents(problem, keep) -> np.ndarray:
+    """The kept samples' incumbents (a problem built without them: the UCB's, unused)."""
+    if problem.incumbents is None:
+        if problem.rule != "ucb":
+            raise ValueError(f"acquisition rule '{problem.rule}' needs the samples' incumbents "
+                             "(build_problem computes them)")
+        return np.zeros(len(keep))
+    return np.ascontiguousarray(problem.incumbents[keep], dtype=np.float64)
+
+
 def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
                settings: GridSettings | None = None, python_loop: bool = False,
                thresholds: tuple[np.ndarray, ...] | None = None) -> GridModel:
@@ -341,5 +351,5 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         leaf_cm_ptr=leaf_cm_ptr, leaf_cm=leaf_cm, bin_first=bin_first, bin_last=bin_last,
         n_codes=n_codes, n_dual=int(n_dual) if rule.coupling > 0 else 0, bisect=bool(bisect),
         product=bool(product_score), kappa=rule.coupling, sign=float(problem.sign),
-        rule=rule.code, best=np.ascontiguousarray(problem.incumbents[keep], dtype=np.float64))
+        rule=rule.code, best=_incumbents(problem, keep))
     return GridModel(bm, thresholds, w, n_leaves, lagrange)
