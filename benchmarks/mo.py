@@ -595,13 +595,22 @@ def load_runs(run_root: Path) -> tuple[pd.DataFrame, dict[tuple[str, str], str]]
                 first = marker.read_text().strip().splitlines()[0]
                 refused[(bench_dir.name, method_dir.name)] = first.split(": ", 1)[-1]
             for csv in sorted(method_dir.glob("seed*.csv")):
-                df = read_run(csv)[cols].assign(benchmark=bench_dir.name,
-                                                method=method_dir.name,
-                                                seed=int(csv.stem.removeprefix("seed")))
+                run = read_run(csv)
+                df = run[cols].assign(benchmark=bench_dir.name, method=method_dir.name,
+                                      seed=int(csv.stem.removeprefix("seed")),
+                                      meets=_meets_limits(bench_dir.name, run))
                 frames.append(df)
     if not frames:
         return pd.DataFrame(columns=cols + ["benchmark", "method", "seed"]), refused
     return pd.concat(frames, ignore_index=True), refused
+
+
+def _meets_limits(bench: str, run: pd.DataFrame) -> np.ndarray:
+    """Per row: valid and within every output limit (``feasible``); NaN on a benchmark
+    without output limits (only Detergent has them)."""
+    if bench != "Detergent":
+        return np.full(len(run), np.nan)
+    return feasible(detergent_with_limits(make_benchmark("Detergent")).domain, run)
 
 
 def hv_curves(runs: pd.DataFrame) -> pd.DataFrame:
@@ -708,6 +717,8 @@ def summary_table(runs: pd.DataFrame, curves: pd.DataFrame, refused: dict, plan:
                    "hv_q25": hv.quantile(0.25), "hv_q75": hv.quantile(0.75),
                    "fit_s": r.loc[r["iteration"] > 0, "fit_time"].median(),
                    "acq_s": r.loc[r["iteration"] > 0, "acq_time"].median(),
+                   "limits_met": (r.loc[r["iteration"] > 0, "meets"].mean() if "meets" in r
+                                  else np.nan),
                    "vs_reference": "", "p": np.nan, "note": "; ".join(notes)}
             if method != reference and method in final and reference in final:
                 pair = final[[reference, method]].dropna()
@@ -722,16 +733,19 @@ def summary_table(runs: pd.DataFrame, curves: pd.DataFrame, refused: dict, plan:
 
 def summary_markdown(table: pd.DataFrame, refs: dict, reference: str = "BARK") -> str:
     lines = [f"| benchmark | method | finished (seeds x iterations) | final hypervolume, median "
-             f"(IQR) | {reference} higher/tied/lower (sign test p) | fit s | acq s | note |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"(IQR) | {reference} higher/tied/lower (sign test p) | fit s | acq s | "
+             "BO points meeting the output limits | note |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in table.to_dict("records"):
         hv = ("-" if not np.isfinite(r["hv_median"]) else
               f"{_fmt(r['hv_median'])} ({_fmt(r['hv_q25'])}-{_fmt(r['hv_q75'])})")
         vs = r["vs_reference"] or "-"
         if r["vs_reference"] and np.isfinite(r["p"]):
             vs += f" (p {r['p']:.2g})"
+        met = "-" if not np.isfinite(r["limits_met"]) else f"{r['limits_met']:.0%}"
         lines.append(f"| {r['benchmark']} | {r['method']} | {r['seeds']} x {r['iterations']} | "
-                     f"{hv} | {vs} | {_fmt(r['fit_s'])} | {_fmt(r['acq_s'])} | {r['note']} |")
+                     f"{hv} | {vs} | {_fmt(r['fit_s'])} | {_fmt(r['acq_s'])} | {met} | "
+                     f"{r['note']} |")
     lines.append("")
     lines.append("Reference points (hypervolume in the outputs' units; only points that are "
                  "valid and meet every output limit count): "
@@ -742,7 +756,7 @@ def summary_markdown(table: pd.DataFrame, refs: dict, reference: str = "BARK") -
 
 
 def make_summary(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs",
-                 readme: Path | None = None) -> str:
+                 readme: Path | None = None, reference: str = "BARK") -> str:
     out_dir = Path(out_dir)
     root = out_dir / runs_name
     runs, refused = load_runs(root)
@@ -754,12 +768,12 @@ def make_summary(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs",
     curves = hv_curves(runs)
     curves.to_csv(out_dir / "hypervolume.csv", index=False)
     plot_hypervolume(_finished(curves, plan), refused, out_dir / "hypervolume.png")
-    table = summary_table(runs, curves, refused, plan)
+    table = summary_table(runs, curves, refused, plan, reference)
     table.to_csv(out_dir / "summary.csv", index=False)
     benches = _order(set(table["benchmark"]))
     refs = {b: settings.get("reference_points", {}).get(b) or reference_point(b)
             for b in benches}
-    text = summary_markdown(table, refs)
+    text = summary_markdown(table, refs, reference)
     (out_dir / "summary.md").write_text(text)
     if readme is not None:
         embed(readme, "mo-study", text)
@@ -797,6 +811,8 @@ def add_plot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--no-readme", action="store_true",
                         help="do not copy the table into README.md")
+    parser.add_argument("--reference", default="BARK", choices=METHODS,
+                        help="the method every other is paired with by seed")
 
 
 def run_from_args(args) -> None:
@@ -819,7 +835,8 @@ def run_from_args(args) -> None:
 
 
 def plots_from_args(args) -> None:
-    print(make_summary(args.out_dir, readme=None if args.no_readme else REPO / "README.md"))
+    print(make_summary(args.out_dir, readme=None if args.no_readme else REPO / "README.md",
+                       reference=args.reference))
 
 
 def main(argv=None) -> None:

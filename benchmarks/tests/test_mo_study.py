@@ -118,3 +118,17 @@ def test_summary_pairs_seeds_against_bark():
     assert table.loc["Mobo", "p"] == pytest.approx(1.0)
     assert table.loc["BARK", "hv_median"] == 1.0
     assert "2 of 3 seeds planned (lowered for time)" in table.loc["Mobo", "note"]
+
+
+def test_limits_met_is_the_share_of_bo_points_within_every_limit():
+    """Detergent's rows: within every output limit or not (``feasible``); the summary's
+    share counts BO points only; other benchmarks have no limits (NaN)."""
+    bench = mo.detergent_with_limits(mo.make_benchmark("Detergent"))
+    limits = {f.key: f.objective.tp for f in bench.domain.outputs.get()
+              if f.key in ("y3", "y4", "y5")}
+    row = {"y1": 1.0, "y2": 1.0, **{k: v + 1.0 for k, v in limits.items()}}
+    run = pd.DataFrame([row, {**row, "y3": limits["y3"] - 1.0}])
+    for key in ("y1", "y2", "y3", "y4", "y5"):
+        run[f"valid_{key}"] = 1
+    np.testing.assert_array_equal(mo._meets_limits("Detergent", run), [True, False])
+    assert np.isnan(mo._meets_limits("DTLZ2", run)).all()

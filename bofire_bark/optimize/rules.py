@@ -46,7 +46,8 @@ UCB, EI, PI = 0, 1, 2
 # Several objectives: the expected hypervolume improvement (``optimize.hypervolume``; the
 # grid's channels bound with the UCB at the coupling weight).
 HYPERVOLUME_RULES = ("ehvi", "nehvi")
-RULES = ("ucb", "ei", "nei", "pi", *HYPERVOLUME_RULES)
+SINGLE_OUTPUT_RULES = ("ucb", "ei", "nei", "pi")
+RULES = (*SINGLE_OUTPUT_RULES, *HYPERVOLUME_RULES)
 CODES = {"ucb": UCB, "ei": EI, "nei": EI, "pi": PI, "ehvi": UCB, "nehvi": UCB}
 # The weight k of the coupled bound m + k s <= C for EI and PI (any k > 0 is valid; it sets
 # how tight the bound is: 1.96, UCB's default, where the kernels are tuned).

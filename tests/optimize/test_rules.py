@@ -19,9 +19,9 @@ from bofire_bark.optimize.entry import optimize_acquisition
 from bofire_bark.optimize.library import build_library, optimize_library
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.problem import build_problem
-from bofire_bark.optimize.rules import EI, PI, RULES, Rule, region_max
+from bofire_bark.optimize.rules import EI, PI, SINGLE_OUTPUT_RULES, Rule, region_max
 
-ALL = [(r, s) for r in RULES for s in (1.0, -1.0)]
+ALL = [(r, s) for r in SINGLE_OUTPUT_RULES for s in (1.0, -1.0)]
 
 
 def grid_of(domain, space, post, rule, sign, pending=None, kappa=1.96):
