@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Annotated, Literal
 
-from bofire.data_models.acquisition_functions.api import (
-    qEHVI,
-    qEI,
-    qLogEHVI,
-    qLogEI,
-    qLogNEHVI,
-    qLogNEI,
-    qNEHVI,
-    qNEI,
-    qPI,
-    qUCB,
-)
+from bofire.data_models.acquisition_functions.api import qUCB
 from bofire.data_models.constraints.api import (
     CategoricalExcludeConstraint,
     Constraint,
@@ -57,8 +48,9 @@ from bofire_bark.supported import (
     acquisition_rule,
 )
 
-AnyBARKAcquisitionFunction = (qUCB | qEI | qLogEI | qNEI | qLogNEI | qPI | qEHVI | qLogEHVI
-                              | qNEHVI | qLogNEHVI)
+# the types BARK answers, defined once in ``supported``
+AnyBARKAcquisitionFunction = functools.reduce(
+    operator.or_, {**ACQUISITION_RULES, **HYPERVOLUME_ACQUISITIONS})
 ACQUISITION_NAMES = tuple(t.__name__ for t in {**ACQUISITION_RULES, **HYPERVOLUME_ACQUISITIONS})
 
 

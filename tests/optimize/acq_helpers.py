@@ -66,3 +66,15 @@ def cells(grid, box):
             if k == "cat":
                 cat[j] = _words([c], grid.gm.n_words)
         yield centre(grid, lo, lo.copy(), cat)
+
+
+def random_box(grid, rng, depth):
+    """A box reached from the root by ``depth`` random branchings (fewer once decided), for
+    bound tests; ``grid`` a ``grid.Grid`` or a several-output grid."""
+    lo, hi, cat = grid.root()
+    for _ in range(depth):
+        _ub, n_und, split = grid.bound(lo, hi, cat)
+        if n_und == 0 or split < 0:
+            break
+        lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
+    return lo, hi, cat

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from acq_helpers import cells, continuous_domain, fit, mixed_domain, mixed_f
+from acq_helpers import cells, continuous_domain, fit, mixed_domain, mixed_f, random_box
 from bofire.data_models.constraints.api import (
     LinearEqualityConstraint,
     LinearInequalityConstraint,
@@ -47,16 +47,6 @@ def test_value_is_the_engine_ucb(mixed, kappa, pending):
     np.testing.assert_allclose(ours, systems.integrated_ucb(X, kappa, -1.0), atol=1e-10)
 
 
-def _random_box(grid, rng, depth):
-    lo, hi, cat = grid.root()
-    for _ in range(depth):
-        ub, n_und, split = grid.bound(lo, hi, cat)
-        if n_und == 0:
-            break
-        lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
-    return lo, hi, cat
-
-
 def _points_in(grid, problem, lo, hi, cat, rng, n):
     X = random_points(problem.box, (), 20 * n, problem.delta, rng)
     keep = []
@@ -91,7 +81,7 @@ def test_bound_holds_on_every_box(mixed, lagrange, pending):
     rng = np.random.default_rng(1)
     checked = 0
     for _ in range(40):
-        lo, hi, cat = _random_box(grid, rng, depth=int(rng.integers(0, 8)))
+        lo, hi, cat = random_box(grid, rng, depth=int(rng.integers(0, 8)))
         ub, n_und, _ = grid.bound(lo, hi, cat)
         X = _points_in(grid, problem, lo, hi, cat, rng, 50)
         if len(X) == 0:
@@ -287,7 +277,7 @@ def test_ordered_features_are_cut_in_the_middle(continuous3):
     nearer = 0
     for depth in range(12):
         for _ in range(5):
-            lo, hi, cat = _random_box(grids[0], rng, depth)
+            lo, hi, cat = random_box(grids[0], rng, depth)
             (_, n_a, s_a), (_, n_b, s_b) = (g.bound(lo, hi, cat) for g in grids)
             assert n_a == n_b
             if n_a == 0:

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from acq_helpers import cells, fit
+from acq_helpers import cells, fit, random_box
 from bofire.data_models.domain.api import Domain, Inputs, Outputs
 from bofire.data_models.features.api import (
     CategoricalInput,
@@ -138,12 +138,7 @@ def _violations(grid, job, boxes=30, seed=2):
     values = job.score(X)
     bad = 0
     for _ in range(boxes):
-        lo, hi, cat = grid.root()
-        for _ in range(int(rng.integers(0, 10))):
-            _ub, n_und, split = grid.bound(lo, hi, cat)
-            if n_und == 0 or split < 0:
-                break
-            lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
+        lo, hi, cat = random_box(grid, rng, int(rng.integers(0, 10)))
         ub = grid.bound(lo, hi, cat)[0]
         inside = []
         for i, x in enumerate(X):

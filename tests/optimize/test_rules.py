@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from acq_helpers import cells, continuous_domain, fit, mixed_domain, mixed_f
+from acq_helpers import cells, continuous_domain, fit, mixed_domain, mixed_f, random_box
 from bofire.data_models.domain.api import Domain, Inputs, Outputs
 from bofire.data_models.features.api import CategoricalInput, DiscreteInput
 from scipy.stats import norm
@@ -36,16 +36,6 @@ def _score(problem, systems, X):
     return problem.acquisition_rule.score(systems, X, problem.sign, problem.incumbents)
 
 
-def _random_box(grid, rng, depth):
-    lo, hi, cat = grid.root()
-    for _ in range(depth):
-        _ub, n_und, split = grid.bound(lo, hi, cat)
-        if n_und == 0:
-            break
-        lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
-    return lo, hi, cat
-
-
 def _cells_in(grid, box, lo, hi, cat):
     """Every cell of a small grid inside the box (lo, hi, cat), as encoded points."""
     X = np.array(list(cells(grid, box)))
@@ -66,7 +56,7 @@ def bound_violations(grid, problem, systems, boxes: int = 30, seed: int = 1) -> 
     rng = np.random.default_rng(seed)
     bad = 0
     for _ in range(boxes):
-        lo, hi, cat = _random_box(grid, rng, depth=int(rng.integers(0, 10)))
+        lo, hi, cat = random_box(grid, rng, depth=int(rng.integers(0, 10)))
         ub, n_und, _ = grid.bound(lo, hi, cat)
         X = _cells_in(grid, problem.box, lo, hi, cat)
         values = _score(problem, systems, X)
