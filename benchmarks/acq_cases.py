@@ -162,18 +162,13 @@ def _detached(posterior):
     return dataclasses.replace(posterior, chains=[])
 
 
-def case_start(case: Case, kappa: float, gps: bool = True):
-    """(problem, leaf systems, starting point) of a case's acquisition, as the optimizer
-    starts it (the default random draws and ascents); ``gps=False`` skips the MIP's cone data."""
-    from bofire_bark.optimize.constraints import feasible
-    from bofire_bark.optimize.incumbent import find_incumbent
-    from bofire_bark.optimize.problem import build_problem
+def case_start(case: Case, settings=None, **overrides):
+    """(prepared search, starting point) of a case's acquisition, as the optimizer starts it
+    (``optimize.prepare_search``: the default random draws and ascents unless ``settings`` or
+    ``overrides`` say otherwise; a MIP ``solver`` builds the MIP's cone data)."""
+    from bofire_bark.optimize import prepare_search
 
-    problem, systems = build_problem(case.posterior, case.domain, case.space, kappa, case.sign,
-                                     gps=gps)
-    start = find_incumbent(
-        problem.box, problem.constraints, problem.ensemble.thresholds, problem.delta,
-        lambda X: systems.integrated_ucb(X, kappa, case.sign),
-        lambda X: feasible(case.domain, case.space, problem.box, X, tol=1e-6))
-    return problem, systems, start
+    search = prepare_search(case.posterior, case.domain, case.space, settings, sign=case.sign,
+                            **overrides)
+    return search, search.start()
 

@@ -53,6 +53,7 @@ import argparse
 import logging
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -241,28 +242,19 @@ LEVER_CASES = ("bo:TreeFunctionCat:0:50", "bo:DiscreteAckley:0:46", "bo:PestCont
 def lever_rows(case, time_limit: float) -> list[dict]:
     """Each lever alone and combined, from the same starting point, ``time_limit`` seconds."""
     from benchmarks.acq_cases import case_start
-    from bofire_bark.defaults import DEFAULT_KAPPA
     from bofire_bark.optimize import grid as bnb
-    from bofire_bark.optimize.mip.solvers import solve
-    from bofire_bark.optimize.problem import with_tangent_cuts
 
-    problem, systems, start = case_start(case, DEFAULT_KAPPA)
+    search, start = case_start(case, time_limit=time_limit, mip_gap=0.1, abs_gap=0.01)
+    # the MIP as optimize_acquisition builds it (with tangent cuts), from the same start
+    mip, mip_start = case_start(case, solver="scip", time_limit=time_limit, mip_gap=0.1)
     rows = []
     for name, lever in LEVERS.items():
         t0 = time.perf_counter()
-        if lever is None:  # the MIP as optimize_acquisition builds it (with tangent cuts)
-            out = solve(with_tangent_cuts(problem, start.pool[:8]), "scip", start.x,
-                        time_limit, 0.1, seed=0)
-            value = max(start.value, out.objective if np.isfinite(out.objective) else -np.inf)
-            bound, nodes = out.bound, 0
+        if lever is None:
+            res = mip.solve(mip_start)
         else:
-            settings = bnb.GridSettings(**lever)
-            grid = bnb.Grid(bnb.grid_model(problem, systems, case.posterior, settings=settings),
-                            problem.box)
-            cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
-            res = bnb.search(grid, cons, start.x, start.value, time_limit, 0.1, 0.01,
-                             settings=settings)
-            value, bound, nodes = res.value, res.bound, res.nodes
+            res = search.solve(start, replace(search.settings, grid=bnb.GridSettings(**lever)))
+        value, bound, nodes = res.ucb, res.bound, res.nodes
         rows.append({"case": case.name, "lever": name, "seconds": time.perf_counter() - t0,
                      "value": value, "bound": bound, "nodes": nodes,
                      "gap": bnb.relative_gap(value, bound) if np.isfinite(bound) else np.nan})

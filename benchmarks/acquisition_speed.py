@@ -38,9 +38,7 @@ from bofire.data_models.domain.api import Domain, Inputs
 from bofire.data_models.features.api import CategoricalInput, ContinuousInput
 
 from bofire_bark.engine import MCMCSettings, fit_posterior, sample_prior
-from bofire_bark.optimize import build_problem
-from bofire_bark.optimize.constraints import feasible
-from bofire_bark.optimize.incumbent import find_incumbent
+from bofire_bark.optimize import prepare_search
 from bofire_bark.optimize.mip import solvers
 from bofire_bark.optimize.mip.model import build_model
 from bofire_bark.optimize.problem import with_tangent_cuts
@@ -115,7 +113,11 @@ def run_case(case: str, args) -> None:
             pickle.dump(post, f)
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
-    problem, systems = build_problem(post, domain, space, kappa=args.kappa, sign=1.0)
+    # the MIP's problem and start as the optimizer builds them (its cuts are added below)
+    search = prepare_search(post, domain, space, solver="scip", kappa=args.kappa,
+                            n_start_points=args.n_random, n_starts=args.n_starts,
+                            n_sweeps=args.sweeps, n_cuts=0)
+    problem = search.problem
     prep_time = time.perf_counter() - t0
     t0 = time.perf_counter()
     build_model(problem)
@@ -128,14 +130,8 @@ def run_case(case: str, args) -> None:
           f"{n_z} leaf vars, {n_nu} split vars, cones {forms}, problem {prep_time:.2f}s, "
           f"Pyomo build {build_time:.2f}s", flush=True)
 
-    def score(Xc):
-        return systems.integrated_ucb(Xc, args.kappa, 1.0)
-
-    box = problem.box
     t0 = time.perf_counter()
-    start = find_incumbent(box, problem.constraints, ens.thresholds, problem.delta, score,
-                           lambda Xc: feasible(domain, space, box, Xc), args.n_random,
-                           args.n_starts, args.sweeps, seed=0)
+    start = search.start()
     x0, v0 = start.x, start.value
     if args.cuts:
         problem = with_tangent_cuts(problem, start.pool[:args.cuts])

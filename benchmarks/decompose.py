@@ -25,16 +25,19 @@ import numpy as np
 
 from bofire_bark.optimize import grid as bnb
 from bofire_bark.optimize.ensemble import CATEGORICAL
+from bofire_bark.settings import AcquisitionSettings
 
 
 @dataclass
 class SampleSearch:
-    """One sample's grid, its domain constraints and where its multipliers go."""
+    """One sample's grid, its domain constraints, where its multipliers go and the loop the
+    search plan runs."""
 
     grid: bnb.Grid
     cons: bnb.Constraints
     copies: dict[int, int]
     n_codes: int
+    numba_loop: bool
 
 
 def one_sample(posterior, s: int):
@@ -44,20 +47,17 @@ def one_sample(posterior, s: int):
     return out
 
 
-def sample_searches(case, kappa: float) -> list[SampleSearch]:
+def sample_searches(case) -> list[SampleSearch]:
     """Per sample of ``case.posterior``, the grid search of its UCB alone."""
-    from bofire_bark.optimize.problem import build_problem
+    from bofire_bark.optimize import prepare_search
 
     out = []
     for s in range(case.posterior.n_samples):
-        post = one_sample(case.posterior, s)
-        problem, systems = build_problem(post, case.domain, case.space, kappa, case.sign,
-                                         gps=False)
-        gm = bnb.grid_model(problem, systems, post)
-        out.append(SampleSearch(bnb.Grid(gm, problem.box),
-                                bnb.Constraints(problem.constraints, problem.box,
-                                                problem.delta),
-                                first_copies(gm), gm.n_codes))
+        search = prepare_search(one_sample(case.posterior, s), case.domain, case.space,
+                                sign=case.sign)
+        grid, cons = search.grid()
+        out.append(SampleSearch(grid, cons, first_copies(grid.gm), grid.gm.n_codes,
+                                search.plan.numba_loop))
     return out
 
 
@@ -104,8 +104,9 @@ def dual_bound(searches: list[SampleSearch], lam: np.ndarray, box, x0: np.ndarra
         # the sample's own trees: on a decided box that still allows several codes they would
         # not cancel either, and nothing would cut the box to make them
         ss.grid.use_lam = 3
-        res = bnb.search(ss.grid, ss.cons, x0, ss.grid.value(x0), seconds, gap, 0.0, 0,
-                         settings=bnb.GridSettings(n_lagrange=0))
+        res = bnb.search(ss.grid, ss.cons, x0, ss.grid.value(x0), AcquisitionSettings(
+            time_limit=seconds, mip_gap=gap, abs_gap=0.0, grid=bnb.GridSettings(n_lagrange=0)),
+            ss.numba_loop)
         x = np.array(res.x, dtype=np.float64)
         value = res.value
         # a decided box's value is its best code's: the point takes that code
@@ -158,29 +159,25 @@ def decompose_rows(case, steps: int = 15, step_seconds: float = 0.1,
     """The joint search at the default time limit, the samples' own bounds (lam = 0) and the
     bound after ``steps`` subgradient steps, each search of the last two ``sample_seconds``."""
     from benchmarks.acq_cases import case_start
-    from bofire_bark.defaults import DEFAULT_KAPPA, DEFAULT_TIME_LIMIT
 
-    kappa = DEFAULT_KAPPA
-    problem, systems, start = case_start(case, kappa, gps=False)
-    box = problem.box
+    search, start = case_start(case)
+    box = search.problem.box
     t0 = time.perf_counter()
-    grid = bnb.Grid(bnb.grid_model(problem, systems, case.posterior), box)
-    joint = bnb.search(grid, bnb.Constraints(problem.constraints, box, problem.delta),
-                       start.x, start.value, DEFAULT_TIME_LIMIT, 0.1, 0.01)
+    joint = search.solve(start)
     rows = [{"case": case.name, "bound_by": "joint search", "seconds":
-             time.perf_counter() - t0, "value": joint.value, "bound": joint.bound}]
+             time.perf_counter() - t0, "value": joint.ucb, "bound": joint.bound}]
     t0 = time.perf_counter()
-    searches = sample_searches(case, kappa)
+    searches = sample_searches(case)
     bounds, values, _ = dual_bound(searches, no_prices(searches, box), box, joint.x,
                                    sample_seconds)
     rows.append({"case": case.name, "bound_by": "samples, lam = 0",
-                 "seconds": time.perf_counter() - t0, "value": joint.value,
+                 "seconds": time.perf_counter() - t0, "value": joint.ucb,
                  "bound": bounds.mean(), "samples_value": values.mean()})
     t0 = time.perf_counter()
-    lam, trace = subgradient(searches, box, joint.x, joint.value, steps, step_seconds)
+    lam, trace = subgradient(searches, box, joint.x, joint.ucb, steps, step_seconds)
     bounds, values, _ = dual_bound(searches, lam, box, joint.x, sample_seconds)
     rows.append({"case": case.name, "bound_by": "samples, after subgradient steps",
-                 "seconds": time.perf_counter() - t0, "value": joint.value,
+                 "seconds": time.perf_counter() - t0, "value": joint.ucb,
                  "bound": bounds.mean(), "samples_value": values.mean(), "steps": len(trace)})
     for r in rows:
         r["gap"] = bnb.relative_gap(r["value"], r["bound"])

@@ -159,6 +159,7 @@ class TreeFunction(Benchmark):
         from bofire_bark.optimize.constraints import active_delta, input_box
         from bofire_bark.optimize.ensemble import build_ensemble
         from bofire_bark.optimize.problem import AcquisitionProblem
+        from bofire_bark.settings import AcquisitionSettings
 
         f = self._forest
         samples = {k: f[k][None] for k in ("feat", "thr", "mask", "left", "right")}
@@ -174,9 +175,8 @@ class TreeFunction(Benchmark):
                                           X=np.zeros((0, len(self._kinds))))
         problem = AcquisitionProblem(box, build_ensemble(samples, box), (), 0.0, -1.0, (),
                                      active_delta(box))
-        grid = bnb.Grid(bnb.grid_model(problem, systems, posterior), box)
-        res = bnb.search(grid, bnb.Constraints((), box, problem.delta), None, -np.inf, 600.0,
-                         0.0, 0.0)
+        res = bnb.search_problem(problem, systems, posterior, AcquisitionSettings(
+            time_limit=600.0, mip_gap=0.0, abs_gap=0.0), numba_loop=True)
         if res.status != "optimal":
             raise RuntimeError(f"tree-function minimum: search ended '{res.status}'")
         point = self._space.decode(res.x[None])

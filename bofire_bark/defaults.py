@@ -7,6 +7,19 @@ docstring.
 # Solver names a user may pass: the grid branch-and-bound and the MIP solvers ("auto" picks).
 MIP_SOLVERS = ("scip", "gurobi", "highs")
 SOLVERS = ("auto", "bnb", *MIP_SOLVERS)
+# what each MIP solver needs installed
+INSTALL = {
+    "scip": "pip install pyscipopt",
+    "gurobi": "pip install gurobipy, with a full Gurobi licence (the pip licence is "
+              "size-limited and too small for this model)",
+    "highs": "pip install highspy",
+}
+
+
+def unknown_solver(name) -> str:
+    """The message for a solver name that is none of ``SOLVERS``."""
+    return (f"Unknown solver {name!r}; choose one of {list(SOLVERS)} (scip: {INSTALL['scip']}; "
+            f"gurobi: {INSTALL['gurobi']}; highs: {INSTALL['highs']}).")
 
 DEFAULT_KAPPA = 1.96
 # The same as BoFire's qUCB(beta) (kappa = sqrt(beta), BoTorch's convention): 1.96 ** 2 written

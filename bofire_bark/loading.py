@@ -12,13 +12,17 @@ BoFire's own validation run.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from bofire_bark.expressions import parse, parse_list
+
+# pydantic's error types for a key no field takes (a model's; a dataclass's)
+UNKNOWN_KEY = ("extra_forbidden", "unexpected_keyword_argument")
 
 NONLINEAR_TYPES = ("NonlinearInequalityConstraint", "NonlinearEqualityConstraint")
 # A surrogate whose dump is ours, checked array by array before use (``BARKSurrogate.loads``);
@@ -79,7 +83,7 @@ def _validate_bark(data: dict, name: str):
         # a union tries every alternative; the one the data's "type" names is the cause
         chosen = [e for e in errors if not _walk(model, e["loc"], data)[2]] or errors
         # a misspelt key first: the field it leaves missing follows from it
-        chosen.sort(key=lambda e: e["type"] != "extra_forbidden")
+        chosen.sort(key=lambda e: e["type"] not in UNKNOWN_KEY)
         causes = _unknown_constraint_features(data)
         for line in (_describe(e, model, data) for e in chosen):
             if line not in causes:
@@ -92,9 +96,10 @@ def _describe(error: dict, model, data) -> str:
     """One pydantic error as 'place: what is wrong', a close match for an unknown key."""
     loc = tuple(p for p in error["loc"] if not _is_label(p))
     where = _where(_walk(model, loc, data)[1])
-    if error["type"] == "extra_forbidden":
+    if error["type"] in UNKNOWN_KEY:
         owner = _walk(model, loc[:-1], data)[0]
-        names = sorted(owner.model_fields) if _is_model(owner) else []
+        names = sorted(_field_types(owner)) + sorted(getattr(owner, "SPEC_ALIASES", ()))
+        names = list(dict.fromkeys(names))
         match = difflib.get_close_matches(str(loc[-1]), names, n=1)
         if match:
             return f"{where}: unknown key; did you mean {match[0]!r}?"
@@ -134,8 +139,7 @@ def _walk(model, loc, data) -> tuple[Any, list, bool]:
         data = _item(data, part)
         models = [m for m in members if _is_model(m)]
         if len(models) == 1 and isinstance(part, str):
-            field = models[0].model_fields.get(part)
-            tp = field.annotation if field is not None else None
+            tp = _field_types(models[0]).get(part)
         elif len(members) == 1 and get_origin(members[0]) is not None:
             args = get_args(members[0])
             # a sequence's items at an index, a mapping's values at a key
@@ -173,14 +177,25 @@ def _members(tp) -> list:
 
 
 def _is_model(tp) -> bool:
+    """A pydantic model, or a dataclass pydantic validates (``settings.SearchSettings``)."""
     from pydantic import BaseModel
 
-    return isinstance(tp, type) and issubclass(tp, BaseModel)
+    return isinstance(tp, type) and (issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp))
+
+
+def _field_types(tp) -> dict:
+    """Field name -> annotation of a model or dataclass ({} for anything else)."""
+    if not _is_model(tp):
+        return {}
+    if dataclasses.is_dataclass(tp):
+        hints = get_type_hints(tp)
+        return {f.name: hints.get(f.name) for f in dataclasses.fields(tp)}
+    return {name: field.annotation for name, field in tp.model_fields.items()}
 
 
 def _tag(model) -> Any:
-    field = model.model_fields.get("type")
-    return field.default if field is not None else None
+    fields = getattr(model, "model_fields", {})  # a dataclass has no tag
+    return fields["type"].default if "type" in fields else None
 
 
 def _unknown_constraint_features(data: dict) -> list[str]:

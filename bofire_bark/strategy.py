@@ -65,6 +65,7 @@ class BARKStrategy(PredictiveStrategy):
         self.acquisition_function = data_model.acquisition_function
         # the search's settings, built once; each solve replaces only the seed
         self.settings = acquisition_settings(data_model)
+        self.plan = None  # which search answers an ask: decided at the first ask, then kept
         self.scalarization = data_model.scalarization
         self.progress_bar = data_model.progress_bar
         self.allow_repeats = data_model.allow_repeats
@@ -133,7 +134,6 @@ class BARKStrategy(PredictiveStrategy):
 
     def _ask(self, candidate_count: int | None = None) -> pd.DataFrame:
         n = candidate_count or 1
-        posterior = self.surrogate.posterior
         if any(sur.posterior is None for sur in self.surrogates.values()):
             raise RuntimeError("BARKStrategy has no fitted model: tell it experiments first")
         pending = []
@@ -148,14 +148,14 @@ class BARKStrategy(PredictiveStrategy):
         with _bar(self.progress_bar, n, "BARK ask") as bar, compiling("the ask", "engine",
                                                                       "optimize"):
             for i in range(n):
-                result = self._solve(posterior, pending, library, measured)
+                result = self._solve(pending, library, measured)
                 # a repeat of a point already in the batch (the acquisition can still peak in
                 # the same cell after conditioning): condition on it once more and re-solve
                 for _ in range(2):
                     if not _repeats(result.x, pending):
                         break
                     pending.append(result.x.reshape(1, -1))
-                    result = self._solve(posterior, pending, library, measured)
+                    result = self._solve(pending, library, measured)
                 if _repeats(result.x, pending):
                     logger.warning("BARK ask %d/%d repeats an earlier candidate of this batch",
                                    i + 1, n)
@@ -166,15 +166,21 @@ class BARKStrategy(PredictiveStrategy):
                 bar.update(1)
         return pd.concat(chosen, ignore_index=True)[self.domain.inputs.get_keys()]
 
-    def library(self):
-        """The feasible points of the domain when the acquisition enumerates it
-        (``optimize.library``), else None; built once, the decision logged at every ask."""
-        from bofire_bark.space.finite import library_plan
+    def search_plan(self):
+        """Which search answers this strategy's asks (``space.finite.plan_search``), decided
+        once; the reason a finite domain is not enumerated is logged at every ask."""
+        if self.plan is None:
+            from bofire_bark.space.finite import plan_search
 
-        use, why = library_plan(self.space, self.solver)
-        if why is not None:
-            logger.info("BARK ask: %s", why)
-        if not use:
+            self.plan = plan_search(self.domain, self.settings, self.space)
+        if self.plan.note is not None:
+            logger.info("BARK ask: %s", self.plan.note)
+        return self.plan
+
+    def library(self):
+        """The feasible points of the domain when the plan enumerates it, else None (built
+        once)."""
+        if self.search_plan().search != "library":
             return None
         if self._library is None:
             from bofire_bark.optimize.library import build_library
@@ -184,34 +190,25 @@ class BARKStrategy(PredictiveStrategy):
                         "satisfy the constraints)", len(self._library.X), self._library.size)
         return self._library
 
-    def _solve(self, posterior, pending: list[np.ndarray], library=None,
+    def _solve(self, pending: list[np.ndarray], library=None,
                measured: np.ndarray | None = None):
         # a fresh seed from BoFire's seed stream for every solve: successive asks differ,
         # yet a strategy built with the same seed replays the same run
+        from bofire_bark.optimize import solve_acquisition
+
         seed = self._get_seed()
         pending = np.vstack(pending) if pending else None
-        if library is not None:
-            from bofire_bark.optimize.library import optimize_library
-
-            exclude = None
-            if not self.allow_repeats:
-                blocks = [b for b in (measured, pending) if b is not None]
-                exclude = np.vstack(blocks) if blocks else None
-            return optimize_library(library, self.posteriors(), self.acquisition(seed),
-                                    self.space, self.kappa, pending=pending, exclude=exclude,
-                                    rule=self.rule)
-        from bofire_bark.optimize import optimize_acquisition, optimize_outputs
-
-        settings = self.acquisition_settings(seed)
-        if self.single:
-            return optimize_acquisition(posterior, self.domain, self.space, settings,
-                                        sign=self.sign, pending=pending)
+        exclude = None
+        if library is not None and not self.allow_repeats:
+            blocks = [b for b in (measured, pending) if b is not None]
+            exclude = np.vstack(blocks) if blocks else None
         acq = self.acquisition(seed)
         if self.rule == "ucb" and len(acq.goals) > 1:
             logger.info("BARK acquisition weights %s", dict(zip(
                 [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
-        return optimize_outputs(self.posteriors(), acq, self.domain, self.space, settings,
-                                pending=pending)
+        return solve_acquisition(self.search_plan(), self.posteriors(), acq, self.domain,
+                                 self.space, self.acquisition_settings(seed), pending=pending,
+                                 library=library, exclude=exclude)
 
     @property
     def rule(self) -> str:
@@ -247,15 +244,13 @@ class BARKStrategy(PredictiveStrategy):
 
 
 def acquisition_settings(data_model: DataModel):
-    """The data model's search settings as one ``optimize.AcquisitionSettings`` (seed None:
-    each solve sets its own)."""
-    from bofire_bark.optimize.settings import AcquisitionSettings
+    """The data model's ``acquisition_optimizer`` unchanged, with the rule and weight of its
+    ``acquisition_function`` (seed None: each solve sets its own)."""
+    from bofire_bark.settings import AcquisitionSettings
 
     rule, kappa = acquisition_rule(data_model.acquisition_function)
-    return AcquisitionSettings(
-        rule=rule, kappa=kappa, solver=data_model.solver, time_limit=data_model.time_limit,
-        mip_gap=data_model.mip_gap, abs_gap=data_model.abs_gap, max_time=data_model.max_time,
-        extend_gap=data_model.extend_gap, n_random=data_model.n_start_points, seed=None)
+    return AcquisitionSettings.from_search(data_model.acquisition_optimizer, rule=rule,
+                                           kappa=kappa, seed=None)
 
 
 def _repeats(x: np.ndarray, pending: list[np.ndarray]) -> bool:

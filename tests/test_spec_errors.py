@@ -44,7 +44,14 @@ def add_constraint(data: dict, features: list[str]) -> None:
 TYPOS = {
     "n_tree": (lambda d: rename(d["surrogate_specs"], "n_trees", "n_tree"),
                "spec.surrogate_specs.n_tree"),
-    "time_limt": (lambda d: rename(d, "time_limit", "time_limt"), "spec.time_limt"),
+    "time_limt": (lambda d: rename(d["acquisition_optimizer"], "time_limit", "time_limt"),
+                  "spec.acquisition_optimizer.time_limt: unknown key; did you mean "
+                  "'time_limit'?"),
+    "n_dul": (lambda d: rename(d["acquisition_optimizer"]["grid"], "n_dual", "n_dul"),
+              "spec.acquisition_optimizer.grid.n_dul: unknown key; did you mean 'n_dual'?"),
+    # at the top level, as specs before acquisition_optimizer gave the search's keys
+    "top time_limt": (lambda d: d.update(time_limt=1.0),
+                      "spec.time_limt: unknown key; did you mean 'time_limit'?"),
     "temprature": (lambda d: add_constraint(d, ["temprature", "residence_time"]),
                    "'temprature' is not an input"),
     "categorical_encodings": (

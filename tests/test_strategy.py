@@ -240,16 +240,16 @@ def recording_solver(monkeypatch) -> list:
     """Record the seed of every acquisition solve; the real optimizer still answers."""
     import bofire_bark.optimize as optimize
 
-    real = optimize.optimize_acquisition
+    real = optimize.solve_acquisition
     seeds = []
 
     def record(*args, **kwargs):
-        settings = kwargs["settings"] if "settings" in kwargs else args[3]
+        settings = kwargs["settings"] if "settings" in kwargs else args[5]
         seeds.append(settings.seed)
         return real(*args, **kwargs)
 
     # _solve imports the name from the package at call time, so patching the package suffices
-    monkeypatch.setattr(optimize, "optimize_acquisition", record)
+    monkeypatch.setattr(optimize, "solve_acquisition", record)
     return seeds
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Annotated, Literal
+from dataclasses import fields
+from typing import Annotated, ClassVar, Literal
 
 from bofire.data_models.acquisition_functions.api import qUCB
 from bofire.data_models.constraints.api import (
@@ -24,18 +25,9 @@ from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 
 # Defaults and what the searches can express are declared at the bottom of the package
 # (no optimizer import here).
-from bofire_bark.defaults import (
-    DEFAULT_ABS_GAP,
-    DEFAULT_BETA,
-    DEFAULT_EXTEND_GAP,
-    DEFAULT_MAX_TIME,
-    DEFAULT_MIP_GAP,
-    DEFAULT_TIME_LIMIT,
-    LIBRARY_LIMIT,
-    MIP_SOLVERS,
-    SOLVERS,
-)
-from bofire_bark.space.finite import library_size
+from bofire_bark.defaults import DEFAULT_BETA, LIBRARY_LIMIT, MIP_SOLVERS
+from bofire_bark.settings import SearchSettings
+from bofire_bark.space.finite import EQUALITIES_NEEDING_MIP, plan_search, several_outputs
 from bofire_bark.space.split_space import check_encodings
 from bofire_bark.supported import (
     ACQUISITION_RULES,
@@ -51,6 +43,8 @@ from bofire_bark.supported import (
 # the types BARK answers, defined once in ``supported``
 AnyBARKAcquisitionFunction = functools.reduce(
     operator.or_, {**ACQUISITION_RULES, **HYPERVOLUME_ACQUISITIONS})
+# spec keys of the search's settings before ``acquisition_optimizer`` (moved into it)
+SEARCH_KEYS = frozenset(f.name for f in fields(SearchSettings))
 ACQUISITION_NAMES = tuple(t.__name__ for t in {**ACQUISITION_RULES, **HYPERVOLUME_ACQUISITIONS})
 
 
@@ -80,6 +74,9 @@ class BARKStrategy(PredictiveStrategy):
     for their predictions (BoFire's candidates carry them) and left out of the acquisition.
     """
 
+    # keys a spec may give besides the fields (moved into them by the validators below)
+    SPEC_ALIASES: ClassVar[frozenset] = SEARCH_KEYS | {"kappa"}
+
     type: Literal["BARKStrategy"] = "BARKStrategy"
     surrogate_specs: BARKSettings = Field(default_factory=BARKSettings)
     acquisition_function: Annotated[AnyBARKAcquisitionFunction, Field(
@@ -87,36 +84,18 @@ class BARKStrategy(PredictiveStrategy):
         "3.8416: kappa 1.96), qEI, qLogEI, qNEI, qLogNEI or qPI for one objective; qUCB "
         "(with scalarization) or qEHVI, qLogEHVI, qNEHVI, qLogNEHVI for several.")] = Field(
         default_factory=lambda: qUCB(beta=DEFAULT_BETA))
-    solver: Annotated[Literal[SOLVERS], Field(
-        description="'auto': the grid branch-and-bound ('bnb'), or the MIP (SCIP, Gurobi with a "
-        "full licence) when a nonlinear equality constraint needs it.")] = "auto"
-    time_limit: Annotated[float, Field(
-        gt=0.0, description="Seconds of search per candidate after the starting point; the "
-        "search stops earlier once the gap is proven (the grid search goes on past it, up "
-        "to max_time, while the proven gap is above extend_gap, if max_time is set).")] = (
-        DEFAULT_TIME_LIMIT)
-    max_time: Annotated[float | None, Field(
-        gt=0.0, description="Grid search: when the gap proven at time_limit is above "
-        "extend_gap, the search goes on up to this many seconds (None: stop at time_limit). "
-        "Off by default: measured, it bought a tighter bound, rarely a better candidate, "
-        "for a longer wait (up to max_time on high-dimensional domains).")] = DEFAULT_MAX_TIME
-    extend_gap: Annotated[float, Field(
-        ge=0.0, description="Grid search: relative gap above which the search goes on past "
-        "time_limit, up to max_time.")] = DEFAULT_EXTEND_GAP
-    mip_gap: Annotated[float, Field(
-        ge=0.0, lt=1.0, description="Relative gap (bound - value) / |value| at which the "
-        "search stops.")] = DEFAULT_MIP_GAP
-    abs_gap: Annotated[float, Field(
-        ge=0.0, description="Absolute gap, in standard deviations of the output, at which the "
-        "search also stops (meaningful when the UCB is near zero).")] = DEFAULT_ABS_GAP
+    acquisition_optimizer: Annotated[SearchSettings, Field(
+        description="How the acquisition is searched (bofire_bark.settings.SearchSettings): "
+        "solver ('auto': the finite domain enumerated, else the grid branch-and-bound, or the "
+        "MIP when a nonlinear equality needs it), time_limit, mip_gap, abs_gap, max_time, "
+        "extend_gap, n_start_points, n_starts, n_sweeps, isolate, n_cuts and grid (the grid "
+        "search's GridSettings). The same keys at the top level of a spec are accepted and "
+        "moved here.")] = Field(default_factory=SearchSettings)
     scalarization: Annotated[Literal[SCALARIZATIONS], Field(
         description="How several objectives become one acquisition under qUCB: 'chebyshev' "
         "(augmented Chebyshev with random weights per candidate, the rule of BoFire's "
         "QparegoStrategy) or 'weighted_sum' (the objectives' w). Not used by the hypervolume "
         "rules.")] = "chebyshev"
-    n_start_points: Annotated[
-        int, Field(ge=1, description="Random feasible points scored for the incumbent.")
-    ] = 2000
     allow_repeats: Annotated[bool, Field(
         description="Finite domains (enumerated): whether a point already measured (a row of "
         "the experiments) or pending (BoFire's candidates, the batch so far) may be proposed "
@@ -154,6 +133,28 @@ class BARKStrategy(PredictiveStrategy):
                 "the UCB's weight, acquisition_function=qUCB(beta=kappa**2); give one of them")
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def map_search_keys(cls, data):
+        """The search's settings at the top level (``time_limit``, ``solver``, ... as every
+        spec before ``acquisition_optimizer`` wrote them) move into ``acquisition_optimizer``;
+        a key given in both places with different values is refused."""
+        if not isinstance(data, dict) or not SEARCH_KEYS & data.keys():
+            return data
+        data = dict(data)
+        given = data.get("acquisition_optimizer")
+        nested = (dict(given) if isinstance(given, dict) else {} if given is None
+                  else {f.name: getattr(given, f.name) for f in fields(SearchSettings)})
+        for key in sorted(SEARCH_KEYS & data.keys()):
+            value = data.pop(key)
+            if given is not None and key in nested and nested[key] != value:
+                raise ValueError(
+                    f"{key}={value!r} and acquisition_optimizer.{key}={nested[key]!r} are both "
+                    f"given: give {key} once (in acquisition_optimizer)")
+            nested[key] = value
+        data["acquisition_optimizer"] = nested
+        return data
+
     @field_validator("acquisition_function", mode="before")
     @classmethod
     def validate_acquisition_type(cls, value):
@@ -167,10 +168,9 @@ class BARKStrategy(PredictiveStrategy):
         return value
 
     @model_validator(mode="after")
-    def validate_acquisition_searchable(self):
+    def validate_acquisition_outputs(self):
         """qEI, qLogEI, qNEI, qLogNEI, qPI: one Maximize/Minimize objective; the hypervolume
-        rules: two or more Maximize/Minimize objectives (output limits allowed); both searched
-        by the grid branch-and-bound or the enumeration (the MIP maximizes the UCB only)."""
+        rules: two or more Maximize/Minimize objectives (output limits allowed)."""
         name, _ = acquisition_rule(self.acquisition_function)
         if name == "ucb":
             return self
@@ -191,14 +191,6 @@ class BARKStrategy(PredictiveStrategy):
                 f"acquisition_function {kind}: several objectives, CloseToTarget objectives "
                 "and output limits take qUCB or a hypervolume rule (qEHVI, qLogEHVI, qNEHVI, "
                 f"qLogNEHVI; outputs with objectives: {[f.key for f in modelled]})")
-        if self.solver in MIP_SOLVERS:
-            raise ValueError(f"acquisition_function {kind}: solver '{self.solver}' (a MIP) "
-                             "maximizes qUCB only; use solver 'auto' or 'bnb'")
-        for i, c in enumerate(self.domain.constraints.get()):
-            if isinstance(c, NonlinearEqualityConstraint):
-                raise ValueError(
-                    f"constraint {i} (NonlinearEqualityConstraint): it needs the MIP, which "
-                    f"maximizes qUCB only, not {kind}")
         return self
 
     def is_constraint_implemented(self, my_type: type[Constraint]) -> bool:
@@ -242,26 +234,6 @@ class BARKStrategy(PredictiveStrategy):
         return domain
 
     @model_validator(mode="after")
-    def validate_multi_output_solver(self):
-        """Several objectives or output limits are searched by the grid branch-and-bound."""
-        modelled = [f for f in self.domain.outputs.get() if f.objective is not None]
-        if len(modelled) == 1 and type(modelled[0].objective) in (
-                MaximizeObjective, MinimizeObjective):
-            return self
-        if self.solver not in ("auto", "bnb"):
-            raise ValueError(
-                f"solver '{self.solver}' takes one Maximize/Minimize objective; several "
-                "objectives, CloseToTarget objectives and output limits need solver 'auto' "
-                "or 'bnb'")
-        for i, c in enumerate(self.domain.constraints.get()):
-            if isinstance(c, NonlinearEqualityConstraint):
-                raise ValueError(
-                    f"constraint {i} (NonlinearEqualityConstraint): several objectives, "
-                    "CloseToTarget objectives and output limits are optimized by the grid "
-                    "search, which cannot hold a nonlinear equality")
-        return self
-
-    @model_validator(mode="after")
     def validate_categorical_encodings(self):
         """The surrogate settings' encodings name categorical inputs that can take them; the
         defaults of the others are filled in (on a copy: a settings object the caller passed
@@ -275,29 +247,51 @@ class BARKStrategy(PredictiveStrategy):
         return self
 
     @model_validator(mode="after")
-    def validate_exclusions_enumerated(self):
-        """A CategoricalExcludeConstraint is tested point by point, so the domain must be
-        enumerated: finite, within ``LIBRARY_LIMIT`` points, with solver 'auto'."""
-        for i, c in enumerate(self.domain.constraints.get()):
-            if not isinstance(c, CategoricalExcludeConstraint):
-                continue
-            from bofire_bark.space import SplitSpace
-
-            size = library_size(SplitSpace.from_domain(self.domain))
-            why = None
-            if size is None:
+    def validate_search(self):
+        """What the planned search (``space.finite.plan_search``, the one place that decides
+        it) can hold: the MIP maximizes qUCB of one Maximize/Minimize objective; a
+        CategoricalExcludeConstraint is tested point by point, so the domain must be
+        enumerated (finite, within ``LIBRARY_LIMIT`` points, solver 'auto')."""
+        constraints = self.domain.constraints.get()
+        excludes = [i for i, c in enumerate(constraints)
+                    if isinstance(c, CategoricalExcludeConstraint)]
+        opt = self.acquisition_optimizer
+        name, _ = acquisition_rule(self.acquisition_function)
+        several = several_outputs(self.domain)
+        may_need_mip = opt.solver in MIP_SOLVERS or any(
+            isinstance(c, EQUALITIES_NEEDING_MIP) for c in constraints)
+        if not excludes and not (may_need_mip and (name != "ucb" or several)):
+            return self  # no plan can refuse this (and building one may featurize molecules)
+        plan = plan_search(self.domain, opt)
+        if plan.search == "mip" and (name != "ucb" or several):
+            kind = type(self.acquisition_function).__name__
+            if opt.solver in MIP_SOLVERS and name != "ucb":
+                raise ValueError(f"acquisition_function {kind}: solver '{opt.solver}' (a MIP) "
+                                 "maximizes qUCB only; use solver 'auto' or 'bnb'")
+            if opt.solver in MIP_SOLVERS:
+                raise ValueError(
+                    f"solver '{opt.solver}' takes one Maximize/Minimize objective; several "
+                    "objectives, CloseToTarget objectives and output limits need solver "
+                    "'auto' or 'bnb'")
+            i = next(i for i, c in enumerate(constraints)
+                     if isinstance(c, EQUALITIES_NEEDING_MIP))
+            what = (f"it needs the MIP, which maximizes qUCB only, not {kind}" if name != "ucb"
+                    else "several objectives, CloseToTarget objectives and output limits are "
+                    "optimized by the grid search, which cannot hold a nonlinear equality")
+            raise ValueError(f"constraint {i} ({type(constraints[i]).__name__}): {what}")
+        if excludes and plan.search != "library":
+            if plan.size is None:
                 why = ("the domain has continuous inputs; BARK applies categorical exclusions "
                        "only on finite domains (every input categorical or discrete), which "
                        "it enumerates")
-            elif size > LIBRARY_LIMIT:
-                why = (f"the finite domain has {size} points, above the enumeration limit of "
-                       f"{LIBRARY_LIMIT}; BARK applies categorical exclusions only on domains "
-                       "it enumerates (narrow the allowed categories or values)")
-            elif self.solver != "auto":
-                why = (f"solver '{self.solver}' cannot hold it; solver 'auto' enumerates the "
+            elif plan.size > LIBRARY_LIMIT:
+                why = (f"the finite domain has {plan.size} points, above the enumeration limit "
+                       f"of {LIBRARY_LIMIT}; BARK applies categorical exclusions only on "
+                       "domains it enumerates (narrow the allowed categories or values)")
+            else:
+                why = (f"solver '{opt.solver}' cannot hold it; solver 'auto' enumerates the "
                        "finite domain and applies it")
-            if why is not None:
-                raise ValueError(f"constraint {i} (CategoricalExcludeConstraint): {why}")
+            raise ValueError(f"constraint {excludes[0]} (CategoricalExcludeConstraint): {why}")
         return self
 
     @field_validator("domain")

@@ -25,7 +25,7 @@ longer limit buys a tighter bound, rarely a better candidate (results/acquisitio
 
 One pipeline serves one output (``optimize_acquisition``) and several (``optimize_outputs``):
 validate the settings, build the problem, find the start, search, make the result (``_run``
-over a ``_OneOutput`` or ``_Outputs`` job). Pyomo is imported only when a MIP solver runs.
+over a ``OneOutputSearch`` or ``_Outputs`` job). Pyomo is imported only when a MIP solver runs.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from bofire_bark.optimize.constraints import constraint_specs, feasible
-from bofire_bark.optimize.incumbent import find_incumbent
+from bofire_bark.optimize.incumbent import Incumbent, find_incumbent
 from bofire_bark.optimize.problem import build_problem, with_tangent_cuts
 from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
     WITH_BOUND,
@@ -48,8 +48,9 @@ from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
     relative_gap,
 )
 from bofire_bark.optimize.rules import HYPERVOLUME_RULES
-from bofire_bark.optimize.settings import AcquisitionSettings, settings_with
 from bofire_bark.optimize.specs import NChooseKSpec, NonlinearSpec
+from bofire_bark.settings import AcquisitionSettings, settings_with
+from bofire_bark.space.finite import plan_search
 
 logger = logging.getLogger(__name__)
 
@@ -82,8 +83,8 @@ def optimize_acquisition(posterior, domain, space, settings: AcquisitionSettings
         ValueError: unsupported constraint, unknown or unavailable solver, HiGHS with a cone.
         InfeasibleDomainError: the constraints admit no candidate (or none was found in time).
     """
-    job = _OneOutput(posterior, domain, space, float(sign), pending)
-    return _run(job, settings_with(settings, overrides))
+    settings = settings_with(settings, overrides)
+    return _run(_one_output(posterior, domain, space, settings, sign, pending), settings)
 
 
 def optimize_outputs(posteriors: dict, acq, domain, space,
@@ -106,8 +107,58 @@ def optimize_outputs(posteriors: dict, acq, domain, space,
         InfeasibleOutputLimitError: an output limit no candidate can meet, even optimistically.
         InfeasibleDomainError: the domain's constraints admit no candidate.
     """
-    job = _Outputs(posteriors, acq, domain, space, pending)
-    return _run(job, settings_with(settings, overrides))
+    settings = settings_with(settings, overrides)
+    plan = plan_search(domain, settings, space, limit=0, several=True)
+    return _run(_Outputs(posteriors, acq, domain, space, pending, plan), settings)
+
+
+def solve_acquisition(plan, posteriors: dict, acq, domain, space,
+                      settings: AcquisitionSettings, pending: np.ndarray | None = None,
+                      library=None, exclude: np.ndarray | None = None) -> AcquisitionResult:
+    """One candidate by the search ``plan`` names (``space.finite.plan_search``): the
+    enumeration of ``library`` (built here when None), the grid search or the MIP, for one
+    objective or several (``acq``, ``outputs.output_acquisition``).
+
+    Args:
+        plan: the ``SearchPlan`` of ``domain`` and ``settings``.
+        posteriors: output key -> ``engine.Posterior`` for every key of ``acq.keys``.
+        settings: the solve's ``AcquisitionSettings`` (rule, kappa and seed included).
+        pending: (n_p, D) encoded points every sample is conditioned on.
+        library, exclude: the enumeration's points (``library.build_library``) and the
+            encoded points it never proposes (None: any).
+    """
+    if plan.search == "library":
+        from bofire_bark.optimize.library import build_library, optimize_library
+
+        library = build_library(domain, space) if library is None else library
+        return optimize_library(library, posteriors, acq, space, settings.kappa,
+                                pending=pending, exclude=exclude, rule=settings.rule)
+    if plan.several:
+        return _run(_Outputs(posteriors, acq, domain, space, pending, plan), settings)
+    plus = acq.channels[acq.goals[0].plus]
+    job = OneOutputSearch(posteriors[acq.keys[plus.output]], domain, space, float(plus.sign),
+                     pending, plan)
+    return _run(job, settings)
+
+
+def prepare_search(posterior, domain, space, settings: AcquisitionSettings | None = None,
+                   sign: float = 1.0, pending: np.ndarray | None = None, **overrides):
+    """``optimize_acquisition`` in steps, the seam for studies and tests: the returned search
+    is validated and built (``.problem``, ``.systems``); ``.start(settings)`` finds the
+    starting point and ``.solve(start, settings)`` searches from it (``start`` None: from
+    nothing) and returns the ``AcquisitionResult``. ``settings`` of a later step may differ
+    in the search's fields (time limit, gaps, ``grid``), not in the solver or the rule."""
+    settings = settings_with(settings, overrides)
+    job = _one_output(posterior, domain, space, settings, sign, pending)
+    job.prepare(settings)
+    job.build(settings)
+    return job
+
+
+def _one_output(posterior, domain, space, settings, sign, pending) -> OneOutputSearch:
+    # the search entry points search; they do not enumerate (``solve_acquisition`` does)
+    plan = plan_search(domain, settings, space, limit=0, several=False)
+    return OneOutputSearch(posterior, domain, space, float(sign), pending, plan)
 
 
 @dataclass
@@ -142,17 +193,20 @@ def _final_status(status: str, value: float, out_bound: float) -> tuple[str, flo
     return status, bound, gap
 
 
-class _OneOutput:
-    """One output's integrated UCB: the grid search, or a MIP solver for what it cannot hold."""
+class OneOutputSearch:
+    """One output's acquisition: the grid search, or a MIP solver for what it cannot hold
+    (``prepare_search`` returns it prepared and built, for studies and tests)."""
 
-    def __init__(self, posterior, domain, space, sign, pending):
+    def __init__(self, posterior, domain, space, sign, pending, plan):
         self.posterior, self.domain, self.space = posterior, domain, space
-        self.sign, self.pending = sign, pending
+        self.sign, self.pending, self.plan = sign, pending, plan
 
     def prepare(self, settings: AcquisitionSettings) -> None:
+        self.settings = settings
         settings.validate(self.sign)
         specs = constraint_specs(self.domain, self.space)  # refuses unsupported ones first
-        self.name = _choose_solver(settings.solver, settings.kappa, specs)
+        self.name = _mip_solver(self.plan, settings.kappa, specs) if (
+            self.plan.search == "mip") else "bnb"
         if settings.rule in HYPERVOLUME_RULES:
             raise ValueError(f"acquisition rule '{settings.rule}' needs two or more objectives")
         if self.name != "bnb" and settings.rule != "ucb":
@@ -178,21 +232,30 @@ class _OneOutput:
     def is_feasible(self, X):
         return feasible(self.domain, self.space, self.problem.box, X, tol=1e-6)
 
-    def start(self, settings: AcquisitionSettings):
+    def start(self, settings: AcquisitionSettings | None = None):
+        settings = self.settings if settings is None else settings
         problem = self.problem
         start = find_incumbent(problem.box, problem.constraints, problem.ensemble.thresholds,
-                               problem.delta, self.score, self.is_feasible, settings.n_random,
-                               settings.n_starts, settings.n_sweeps, settings.seed)
+                               problem.delta, self.score, self.is_feasible, settings)
         if self.name != "bnb" and settings.n_cuts > 0 and len(start.pool):
             self.problem = with_tangent_cuts(problem, start.pool[:settings.n_cuts])
         return start
+
+    def solve(self, start=None, settings: AcquisitionSettings | None = None
+              ) -> AcquisitionResult:
+        """Search from ``start`` (``start()``'s point; None: from nothing) with ``settings``
+        (default: the prepared ones) and make the result (``prepare_search``)."""
+        settings = self.settings if settings is None else settings
+        if start is None:
+            start = Incumbent(None, -np.inf, 0, np.zeros((0, self.problem.box.n_features)))
+        times = _Times()
+        return self.result(start, self.search(start, settings, times), settings, times)
 
     def search(self, start, settings: AcquisitionSettings, times: _Times):
         logger.info("starting point: acquisition %.6g from %d feasible draws (%.2fs)",
                     start.value, start.n_feasible, times.start)
         if self.name == "bnb":
-            out = _grid_search(self.problem, self.systems, self.posterior, self.pending,
-                               start, settings)
+            out = self._grid_search(start, settings)
         else:
             from bofire_bark.optimize.mip.solvers import solve
 
@@ -203,6 +266,27 @@ class _OneOutput:
             logger.warning("solver %s failed (%s); returning the starting point", self.name,
                            out.message)
         return out
+
+    def grid(self, settings: AcquisitionSettings | None = None):
+        """(``grid.Grid``, ``grid.Constraints``) the grid search of these settings runs on
+        (relaxed for the plan's loop)."""
+        from bofire_bark.optimize.grid import build_grid
+
+        return build_grid(self.problem, self.systems, self.posterior,
+                          self.settings if settings is None else settings, self.pending,
+                          self.plan.numba_loop)
+
+    def _grid_search(self, start, settings: AcquisitionSettings) -> _SearchOutcome:
+        from bofire_bark.optimize.grid import search
+
+        t0 = time.perf_counter()
+        grid, cons = self.grid(settings)
+        build = time.perf_counter() - t0
+        res = search(grid, cons, start.x, start.value, settings, self.plan.numba_loop)
+        x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
+        return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds,
+                              res.nodes, f"{res.unresolved} boxes without a feasible point "
+                              "found")
 
     def result(self, start, out, settings: AcquisitionSettings, times: _Times):
         x0, v0 = start.x, start.value
@@ -231,7 +315,7 @@ class _OneOutput:
                     "acquisition problem infeasible and no random point satisfied them).")
             raise InfeasibleDomainError(
                 f"No candidate satisfying the domain's constraints was found: none of "
-                f"{settings.n_random} random points did, and the solver ({self.name}) ended "
+                f"{settings.n_start_points} random points did, and the solver ({self.name}) ended "
                 f"with '{out.status}' ({out.message}) within the time limit of "
                 f"{settings.time_limit}s.")
         chosen, ucb = _snap_zeros(chosen, ucb, self.problem, self.score, self.is_feasible)
@@ -247,9 +331,9 @@ class _OneOutput:
 class _Outputs:
     """Several outputs' channels combined by an ``outputs.OutputAcquisition``, on one grid."""
 
-    def __init__(self, posteriors, acq, domain, space, pending):
+    def __init__(self, posteriors, acq, domain, space, pending, plan):
         self.posteriors, self.acq, self.domain, self.space = posteriors, acq, domain, space
-        self.pending = pending
+        self.pending, self.plan = pending, plan
 
     def prepare(self, settings: AcquisitionSettings) -> None:
         settings.validate()
@@ -258,10 +342,11 @@ class _Outputs:
                              "CloseToTarget objectives and output limits take the UCB rule "
                              "or the expected hypervolume improvement")
         self.rule = settings.rule
-        specs = constraint_specs(self.domain, self.space)
-        if any(isinstance(c, NonlinearSpec) and c.equality for c in specs):
+        constraint_specs(self.domain, self.space)  # refuses unsupported ones
+        if self.plan.search != "grid":
             raise ValueError("several objectives or output limits are optimized by the grid "
-                             "search, which cannot hold a nonlinear equality constraint")
+                             "search (solver 'auto' or 'bnb'), and it cannot hold a "
+                             "nonlinear equality constraint")
 
     def build(self, settings: AcquisitionSettings) -> None:
         self.problems, self.systems = [], []
@@ -307,9 +392,7 @@ class _Outputs:
         # feature's cells (the search then covers all of them)
         first = self.problems[0]
         start = find_incumbent(self.box, first.constraints, self.thresholds, first.delta,
-                               self.score, self.is_feasible, settings.n_random,
-                               settings.n_starts, settings.n_sweeps, settings.seed,
-                               max_moves=MAX_MOVES)
+                               self.score, self.is_feasible, settings, max_moves=MAX_MOVES)
         if not np.isfinite(start.value):
             start = replace(start, x=None)
         return start
@@ -323,7 +406,7 @@ class _Outputs:
             problem = self.problems[c.output]
             gm = gr.grid_model(replace(problem, sign=float(c.sign)), self.systems[c.output],
                                self.posteriors[self.acq.keys[c.output]], self.pending,
-                               settings.grid, python_loop=True, thresholds=self.thresholds)
+                               settings.grid, thresholds=self.thresholds)
             grids.append(gr.Grid(gm, self.box))
         if self.hv is None:
             targets = None if start.x is None else self.channels(start.x[None, :])[0]
@@ -337,9 +420,7 @@ class _Outputs:
         first = self.problems[0]
         cons = gr.Constraints(first.constraints, self.box, first.delta)
         times.build += time.perf_counter() - t
-        return gr.search(self.grid, cons, start.x, start.value, settings.time_limit,
-                         settings.mip_gap, settings.abs_gap, settings.seed, settings.grid,
-                         settings.max_time, settings.extend_gap)
+        return gr.search(self.grid, cons, start.x, start.value, settings)
 
     def result(self, start, res, settings: AcquisitionSettings, times: _Times):
         x0, v0 = start.x, start.value
@@ -349,12 +430,12 @@ class _Outputs:
                                 res.status == "infeasible")
             first = self.problems[0]
             x = _nearest_to_limits(self.box, first.constraints, first.delta, self.channels,
-                                   self.acq, self.is_feasible, settings.n_random,
+                                   self.acq, self.is_feasible, settings.n_start_points,
                                    settings.seed)
             if x is None:
                 raise InfeasibleDomainError(
                     f"No candidate satisfying the domain's constraints was found: none of "
-                    f"{settings.n_random} random points did, and the search ended with "
+                    f"{settings.n_start_points} random points did, and the search ended with "
                     f"'{res.status}' within {settings.time_limit}s.")
             logger.warning("no candidate found meeting the output limits (%s) within %.3gs; "
                            "returning the random point closest to meeting them",
@@ -391,18 +472,13 @@ def _snap_zeros(x, value, problem, score, is_feasible):
     return x, value
 
 
-def _choose_solver(solver: str, kappa: float, specs: tuple) -> str:
-    """"bnb" for "auto" unless a nonlinear equality needs the MIP; else the MIP solver."""
-    if str(solver).lower() == "bnb":
-        return "bnb"
-    nonlinear_eq = any(isinstance(c, NonlinearSpec) and c.equality for c in specs)
-    if str(solver).lower() == "auto" and not nonlinear_eq:
-        return "bnb"
+def _mip_solver(plan, kappa: float, specs: tuple) -> str:
+    """The MIP solver the plan's solver names ("auto": SCIP or Gurobi, as installed)."""
     shape = SimpleNamespace(kappa=float(kappa), linear=float(kappa) == 0.0 and not any(
         isinstance(c, NonlinearSpec) for c in specs))
     from bofire_bark.optimize.mip.solvers import resolve_solver
 
-    return resolve_solver(solver, shape)
+    return resolve_solver(plan.solver, shape)
 
 
 @dataclass
@@ -418,23 +494,6 @@ class _SearchOutcome:
     nodes: int
     message: str = ""
     trace: list = field(default_factory=list)
-
-
-def _grid_search(problem, systems, posterior, pending, start, settings: AcquisitionSettings):
-    from bofire_bark.optimize import grid as gr
-
-    t0 = time.perf_counter()
-    gm = gr.grid_model(problem, systems, posterior, pending, settings.grid,
-                       python_loop=bool(problem.constraints))
-    grid = gr.Grid(gm, problem.box)
-    cons = gr.Constraints(problem.constraints, problem.box, problem.delta)
-    build = time.perf_counter() - t0
-    res = gr.search(grid, cons, start.x, start.value, settings.time_limit, settings.mip_gap,
-                    settings.abs_gap, settings.seed, settings.grid, settings.max_time,
-                    settings.extend_gap)
-    x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
-    return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds, res.nodes,
-                          f"{res.unresolved} boxes without a feasible point found")
 
 
 def _explain_infeasible(grid, acq, posteriors, proven: bool) -> None:

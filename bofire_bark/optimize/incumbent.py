@@ -21,6 +21,7 @@ import numpy as np
 
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, DISCRETE, InputBox
 from bofire_bark.optimize.specs import LinearSpec, NChooseKSpec
+from bofire_bark.settings import AcquisitionSettings
 
 
 def random_points(box: InputBox, specs: tuple, n: int, delta: np.ndarray,
@@ -158,13 +159,14 @@ class Incumbent:
 
 
 def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ...],
-                   delta: np.ndarray, score, feasible, n_random: int = 2000,
-                   n_starts: int = 4, sweeps: int = 3, seed: int | None = 0,
+                   delta: np.ndarray, score, feasible, settings: AcquisitionSettings,
                    n_pool: int = 16, max_moves: int | None = None) -> Incumbent:
-    """Best of ``n_random`` feasible draws, improved by coordinate ascent from the best
-    ``n_starts`` of them (``max_moves``: see ``coordinate_ascent``)."""
-    rng = np.random.default_rng(seed)
-    X = random_points(box, specs, n_random, delta, rng)
+    """Best of ``settings.n_start_points`` feasible draws (seeded by ``settings.seed``),
+    improved by ``settings.n_sweeps`` sweeps of coordinate ascent from the best
+    ``settings.n_starts`` of them (``max_moves``: see ``coordinate_ascent``)."""
+    rng = np.random.default_rng(settings.seed)
+    n_starts, sweeps = settings.n_starts, settings.n_sweeps
+    X = random_points(box, specs, settings.n_start_points, delta, rng)
     X = X[feasible(X)]
     if len(X) == 0:
         return Incumbent(None, -np.inf, 0, np.zeros((0, box.n_features)))

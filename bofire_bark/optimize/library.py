@@ -6,7 +6,7 @@ categories and the discrete values. Up to ``defaults.LIBRARY_LIMIT`` points the 
 enumerates it (``build_library``: the points that satisfy the domain's constraints, once per
 strategy), scores every point (``optimize_library``) and returns the best as proven optimal
 with gap 0, where the grid search stops at a gap or at its time limit. Larger domains go to the
-grid search (``library_plan`` says why, for the log).
+grid search (``space.finite.plan_search`` decides, and says why for the log).
 
 Objective: exactly the grid search's, ``outputs.OutputAcquisition`` over the outputs'
 integrated UCB channels U^+/- = (1/S) sum_s [+/- mu_s(x) + kappa sigma_s(x)] (with one
@@ -53,7 +53,7 @@ from bofire_bark.optimize.result import (
     LibraryExhaustedError,
 )
 from bofire_bark.optimize.rules import HYPERVOLUME_RULES, UCB, Rule, rule_value
-from bofire_bark.space.finite import library_axes, library_plan, library_size  # noqa: F401
+from bofire_bark.space.finite import library_axes
 from bofire_bark.supported import LIBRARY_CONSTRAINTS
 
 logger = logging.getLogger(__name__)

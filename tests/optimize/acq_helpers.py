@@ -78,3 +78,13 @@ def random_box(grid, rng, depth):
             break
         lo, hi, cat = grid.branch(lo, hi, cat, split)[rng.integers(2)]
     return lo, hi, cat
+
+
+def search_settings(time_limit: float = 60.0, mip_gap: float = 0.0, abs_gap: float = 0.0,
+                    grid=None, **more):
+    """The ``AcquisitionSettings`` a direct ``grid.search`` call stops by (gap 0 by default:
+    the search proves the optimum), with ``grid`` a ``GridSettings``."""
+    from bofire_bark.settings import AcquisitionSettings, GridSettings
+
+    return AcquisitionSettings(time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
+                               grid=grid or GridSettings(), **more)

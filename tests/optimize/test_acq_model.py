@@ -71,7 +71,7 @@ def test_optimum_is_the_engine_ucb_and_beats_random(mixed, isolate):
     domain, space, post = mixed
     kappa = 1.96
     res = optimize_acquisition(post, domain, space, kappa=kappa, mip_gap=0.0, abs_gap=0.0,
-                               time_limit=60, isolate=isolate, n_random=50, n_starts=1,
+                               time_limit=60, isolate=isolate, n_start_points=50, n_starts=1,
                                n_sweeps=1)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(res.ucb, rel=1e-6, abs=1e-9)

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from acq_helpers import cells, continuous_domain, fit, mixed_domain, mixed_f, random_box
+from acq_helpers import (
+    cells,
+    continuous_domain,
+    fit,
+    mixed_domain,
+    mixed_f,
+    random_box,
+    search_settings,
+)
 from bofire.data_models.constraints.api import (
     LinearEqualityConstraint,
     LinearInequalityConstraint,
@@ -29,7 +37,9 @@ from bofire_bark.optimize.problem import build_problem
 
 def grid_of(domain, space, post, kappa=1.96, sign=1.0, pending=None):
     problem, systems = build_problem(post, domain, space, kappa, sign, pending, gps=False)
-    gm = bnb.grid_model(problem, systems, post, pending)
+    # the numba loop's relaxation (n_dual 3, product score) for every case, as these cases
+    # were chosen with it; any relaxation gives valid bounds
+    gm = bnb.grid_model(problem, systems, post, pending, numba_loop=True)
     grid = bnb.Grid(gm, problem.box)
     cons = bnb.Constraints(problem.constraints, problem.box, problem.delta)
     return problem, systems, grid, cons
@@ -104,7 +114,7 @@ def test_search_finds_the_best_cell_without_a_start(sign):
     problem, systems, grid, cons = grid_of(domain, space, post, 1.0, sign)
     X = np.array(list(cells(grid, problem.box)))
     best = systems.integrated_ucb(X, 1.0, sign).max()
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    res = bnb.search(grid, cons, None, -np.inf, search_settings(), numba_loop=not cons)
     assert res.status == "optimal"
     assert res.value == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)
@@ -118,7 +128,7 @@ def test_search_on_a_mixed_domain_matches_enumeration():
     problem, systems, grid, cons = grid_of(domain, space, post)
     X = np.array(list(cells(grid, problem.box)))
     best = systems.integrated_ucb(X, 1.96, 1.0).max()
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    res = bnb.search(grid, cons, None, -np.inf, search_settings(), numba_loop=not cons)
     assert res.status == "optimal"
     assert res.value == pytest.approx(best, abs=1e-10)
 
@@ -135,7 +145,8 @@ def test_binned_ordered_multipliers_match_enumeration():
     assert len(binned.gm.lam) > len(grid.gm.lam)  # the ordered features have multipliers
     X = np.array(list(cells(grid, problem.box)))
     best = systems.integrated_ucb(X, 1.96, 1.0).max()
-    res = bnb.search(binned, cons, None, -np.inf, 60.0, 0.0, 0.0, settings=settings)
+    res = bnb.search(binned, cons, None, -np.inf, search_settings(grid=settings),
+                     numba_loop=not cons)
     assert res.status == "optimal"
     assert res.value == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)
@@ -176,7 +187,7 @@ def test_search_point_holds_each_constraint(increasing, name):
     domain, space, post = increasing
     domain = Domain(inputs=domain.inputs, constraints=CONSTRAINTS[name])
     problem, systems, grid, cons = grid_of(domain, space, post)
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    res = bnb.search(grid, cons, None, -np.inf, search_settings(), numba_loop=not cons)
     assert res.x is not None and res.status == "optimal"
     assert feasible(domain, space, problem.box, res.x[None], tol=1e-6)[0]
     assert systems.integrated_ucb(res.x[None], 1.96, 1.0)[0] == pytest.approx(res.value,
@@ -193,7 +204,7 @@ def test_unconstrained_optimum_violates_the_constraints(increasing):
     """The constraint tests are not vacuous: the unconstrained optimum breaks each one."""
     domain, space, post = increasing
     problem, systems, grid, cons = grid_of(domain, space, post)
-    free = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0).x
+    free = bnb.search(grid, cons, None, -np.inf, search_settings(), numba_loop=not cons).x
     for name, constraints in CONSTRAINTS.items():
         d = Domain(inputs=domain.inputs, constraints=constraints)
         assert not feasible(d, space, problem.box, free[None], tol=1e-6)[0], name
@@ -206,12 +217,12 @@ def test_under_constraints_the_search_goes_on_after_the_proof(increasing):
     domain, space, post = increasing
     domain = Domain(inputs=domain.inputs, constraints=CONSTRAINTS["product"])
     problem, systems, grid, cons = grid_of(domain, space, post)
-    best = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    best = bnb.search(grid, cons, None, -np.inf, search_settings(), numba_loop=not cons)
     assert best.status == "optimal"
-    stopped = bnb.search(grid, cons, None, -np.inf, 60.0, 0.3, 0.0,
-                         settings=bnb.GridSettings(polish=0.0))
+    stopped = bnb.search(grid, cons, None, -np.inf,
+                         search_settings(mip_gap=0.3, grid=bnb.GridSettings(polish=0.0)))
     assert stopped.status == "gap" and stopped.value < best.value - 0.05
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.3, 0.0)
+    res = bnb.search(grid, cons, None, -np.inf, search_settings(mip_gap=0.3))
     polish_gap = bnb.GridSettings().polish_gap
     assert res.value >= best.value - polish_gap * abs(best.value)
     assert res.bound - res.value <= polish_gap * abs(res.value) + 1e-12
@@ -225,7 +236,7 @@ def test_infeasible_domain_is_reported(increasing):
     domain = Domain(inputs=domain.inputs, constraints=[LinearInequalityConstraint(
         features=KEYS, coefficients=[1, 1, 1], rhs=-1.0)])
     problem, systems, grid, cons = grid_of(domain, space, post)
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    res = bnb.search(grid, cons, None, -np.inf, search_settings(), numba_loop=not cons)
     assert res.x is None and res.status == "infeasible"
 
 
@@ -350,10 +361,11 @@ def test_search_goes_on_past_time_limit_only_while_the_gap_is_wide():
     problem, systems, grid, cons = grid_of(domain, space, post, 1.0, 1.0)
     best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), 1.0, 1.0).max()
     no_lagrange = bnb.GridSettings(n_lagrange=0)
-    stopped = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, settings=no_lagrange)
+    stopped = bnb.search(grid, cons, None, -np.inf, search_settings(1e-9, grid=no_lagrange),
+                         numba_loop=True)
     assert stopped.status == "time_limit"
-    res = bnb.search(grid, cons, None, -np.inf, 1e-9, 0.0, 0.0, settings=no_lagrange,
-                     max_time=60.0, extend_gap=0.0)
+    extended = search_settings(1e-9, grid=no_lagrange, max_time=60.0, extend_gap=0.0)
+    res = bnb.search(grid, cons, None, -np.inf, extended, numba_loop=True)
     assert res.status == "optimal" and res.value == pytest.approx(best, abs=1e-10)
 
 
@@ -381,6 +393,6 @@ def test_an_exhausted_search_with_unresolved_boxes_says_so(increasing):
         expression="(x0 - 0.3)**2 + (x1 - 0.7)**2 - 0.000004", features=["x0", "x1"])
     domain = Domain(inputs=domain.inputs, constraints=[disk])
     _, _, grid, cons = grid_of(domain, space, post)
-    res = bnb.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    res = bnb.search(grid, cons, None, -np.inf, search_settings(), numba_loop=not cons)
     assert res.unresolved > 0 and res.bound > res.value
     assert res.status == "unresolved" and res.seconds < 30.0

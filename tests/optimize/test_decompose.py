@@ -16,7 +16,7 @@ def _setup(mixed):
     domain, space, post = mixed
     case = SimpleNamespace(posterior=post, domain=domain, space=space, sign=1.0)
     problem, _ = build_problem(post, domain, space, DEFAULT_KAPPA, 1.0, gps=False)
-    return case, problem.box, sample_searches(case, DEFAULT_KAPPA)
+    return case, problem.box, sample_searches(case)
 
 
 def _priced(post, box, lam, X):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from acq_helpers import cells, continuous_domain, fit, mixed_domain
+from acq_helpers import cells, continuous_domain, fit, mixed_domain, search_settings
 
 from bofire_bark.optimize import grid as gr
 from bofire_bark.optimize.ensemble import CATEGORICAL
@@ -54,8 +54,8 @@ def test_numba_search_proves_the_enumerated_optimum(small, sign, kappa, monkeypa
     problem, systems, grid, cons = grid_of(small, sign, kappa)
     best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), kappa, sign).max()
     monkeypatch.setattr(gs, "_search", _no_python_loop)
-    res = gr.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0,
-                    settings=gr.GridSettings(slots=2))
+    res = gr.search(grid, cons, None, -np.inf, search_settings(grid=gr.GridSettings(slots=2)),
+                    numba_loop=True)
     assert res.status == "optimal" and res.nodes >= 1
     assert res.value == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)
@@ -73,7 +73,7 @@ def test_numba_bound_holds_where_it_stops(small, gaps, monkeypatch):
     x0 = X[np.random.default_rng(len(X)).integers(len(X))]
     v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
     monkeypatch.setattr(gs, "_search", _no_python_loop)
-    res = gr.search(grid, cons, x0, v0, 60.0, *gaps)
+    res = gr.search(grid, cons, x0, v0, search_settings(60.0, *gaps), numba_loop=True)
     assert res.status in ("gap", "optimal")
     assert res.bound >= values.max() - 1e-10
     assert v0 <= res.value <= values.max() + 1e-10
@@ -89,7 +89,8 @@ def test_numba_bound_holds_at_the_time_limit(small):
     settings = gr.GridSettings(chunk_seconds=0.0, n_lagrange=0)
     for limit in (1e-9, 1e-3, 3e-3):
         grid.gm.lam[:] = 0.0
-        res = gr.search(grid, cons, None, -np.inf, limit, 0.0, 0.0, settings=settings)
+        res = gr.search(grid, cons, None, -np.inf, search_settings(limit, grid=settings),
+                        numba_loop=True)
         assert res.bound >= best - 1e-10
         if res.x is not None:
             assert res.value <= best + 1e-10
@@ -116,9 +117,10 @@ def test_numba_loop_matches_the_python_loop(small, mip_gap, start, dives):
                 problem.box.allowed[j][0] for j in np.flatnonzero(
                     problem.box.kinds == CATEGORICAL)]
             v0 = float(systems.integrated_ucb(x0[None], KAPPA, 1.0)[0])
-        settings = gr.GridSettings(slots=1, threads=1, numba_loop=numba_loop,
-                                   dive_every=dives[0], dive_backoff=dives[1])
-        out.append(gr.search(grid, cons, x0, v0, 60.0, mip_gap, 0.0, settings=settings))
+        settings = gr.GridSettings(slots=1, threads=1, dive_every=dives[0],
+                                   dive_backoff=dives[1])
+        out.append(gr.search(grid, cons, x0, v0, search_settings(mip_gap=mip_gap, grid=settings),
+                             numba_loop=numba_loop))
     a, b = out
     assert (a.status, a.nodes) == (b.status, b.nodes)
     assert a.bound == b.bound and a.value == b.value

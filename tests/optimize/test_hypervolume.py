@@ -35,6 +35,7 @@ from bofire_bark.optimize.hypervolume import (
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.settings import AcquisitionSettings
 from bofire_bark.space import SplitSpace
+from bofire_bark.space.finite import plan_search
 
 
 def test_closed_form_matches_monte_carlo():
@@ -103,7 +104,8 @@ def two_outputs(limit: bool = False):
 def job(request):
     domain, space, posts = two_outputs(request.param == "limit")
     acq = output_acquisition(domain, posts)
-    job = _Outputs(posts, acq, domain, space, None)
+    job = _Outputs(posts, acq, domain, space, None,
+                   plan_search(domain, AcquisitionSettings(), space))
     settings = AcquisitionSettings(rule="ehvi")
     job.prepare(settings)
     job.build(settings)
@@ -116,7 +118,7 @@ def _grid(job, settings, hv=None):
     grids = [gr.Grid(gr.grid_model(dataclasses.replace(job.problems[c.output],
                                                        sign=float(c.sign)),
                                    job.systems[c.output], job.posteriors[job.acq.keys[c.output]],
-                                   None, settings.grid, python_loop=True,
+                                   None, settings.grid,
                                    thresholds=job.thresholds), job.box)
              for c in job.acq.channels]
     groups = [distinct_groups(job.posteriors[job.acq.keys[c.output]].samples)[1]
@@ -173,7 +175,8 @@ def test_search_proves_the_brute_force_optimum(rule, limit):
     acq = output_acquisition(domain, posts)
     res = optimize_outputs(posts, acq, domain, space, rule=rule, mip_gap=0.0, abs_gap=0.0,
                            time_limit=60.0)
-    job = _Outputs(posts, acq, domain, space, None)
+    job = _Outputs(posts, acq, domain, space, None,
+                   plan_search(domain, AcquisitionSettings(), space))
     settings = AcquisitionSettings(rule=rule)
     job.prepare(settings)
     job.build(settings)

@@ -31,7 +31,8 @@ from bofire_bark.optimize import optimize_acquisition
 from bofire_bark.optimize.library import build_library, optimize_library, sample_moments
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.result import InfeasibleDomainError, LibraryExhaustedError
-from bofire_bark.space.finite import library_plan, library_size
+from bofire_bark.settings import SearchSettings
+from bofire_bark.space.finite import SearchPlan, library_size, plan_search
 
 KAPPA = 1.96
 
@@ -256,13 +257,16 @@ def test_output_limit_and_two_outputs(finite):
 def test_plan_names_the_limit():
     domain = finite_domain()
     space = fit_space(domain)
-    assert library_plan(space) == (True, None)
-    use, why = library_plan(space, limit=10)
-    assert not use and "48 points, above the enumeration limit of 10" in why
-    use, why = library_plan(space, solver="bnb")
-    assert not use and "solver 'bnb'" in why
-    cont = Domain(inputs=Inputs(features=[ContinuousInput(key="x", bounds=(0, 1))]))
-    assert library_plan(fit_space(cont)) == (False, None)
+    auto, bnb = SearchSettings(), SearchSettings(solver="bnb")
+    assert plan_search(domain, auto, space) == SearchPlan("library", "auto", False, False, 48)
+    assert plan_search(domain, auto) == plan_search(domain, auto, space)  # space built there
+    plan = plan_search(domain, auto, space, limit=10)
+    assert plan.search == "grid" and "48 points, above the enumeration limit of 10" in plan.note
+    plan = plan_search(domain, bnb, space)
+    assert plan.search == "grid" and "solver 'bnb'" in plan.note
+    cont = Domain(inputs=Inputs(features=[ContinuousInput(key="x", bounds=(0, 1))]),
+                  outputs=domain.outputs)
+    assert plan_search(cont, auto) == SearchPlan("grid", "bnb", True, False)
     fixed = Domain(inputs=Inputs(features=[ContinuousInput(key="x", bounds=(0.5, 0.5)),
                                            DiscreteInput(key="d", values=[1.0, 2.0])]))
     assert library_size(fit_space(fixed)) == 2

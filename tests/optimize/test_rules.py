@@ -8,7 +8,15 @@ import dataclasses
 
 import numpy as np
 import pytest
-from acq_helpers import cells, continuous_domain, fit, mixed_domain, mixed_f, random_box
+from acq_helpers import (
+    cells,
+    continuous_domain,
+    fit,
+    mixed_domain,
+    mixed_f,
+    random_box,
+    search_settings,
+)
 from bofire.data_models.domain.api import Domain, Inputs, Outputs
 from bofire.data_models.features.api import CategoricalInput, DiscreteInput
 from scipy.stats import norm
@@ -150,7 +158,7 @@ def test_search_proves_the_brute_force_optimum(rule, sign, case):
         space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1], n=15, n_trees=4)
     problem, systems, grid, cons = grid_of(domain, space, post, rule, sign)
     best = _score(problem, systems, np.array(list(cells(grid, problem.box)))).max()
-    res = gr.search(grid, cons, None, -np.inf, 60.0, 0.0, 0.0)
+    res = gr.search(grid, cons, None, -np.inf, search_settings(), numba_loop=True)
     assert res.status == "optimal"
     assert res.value == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)

@@ -9,7 +9,7 @@ points), ``points`` (a point of a box), ``loop`` (numba: the box loop without co
 """
 
 from bofire_bark.optimize.grid.boxes import Grid, HypervolumeGrid, MultiGrid
-from bofire_bark.optimize.grid.driver import SearchResult, search
+from bofire_bark.optimize.grid.driver import SearchResult, build_grid, search, search_problem
 from bofire_bark.optimize.grid.model import BoundModel, GridModel, grid_model
 from bofire_bark.optimize.grid.pruning import Constraints
 from bofire_bark.optimize.grid.settings import GridSettings
@@ -17,4 +17,4 @@ from bofire_bark.optimize.result import relative_gap
 
 __all__ = ["BoundModel", "Constraints", "Grid", "GridModel", "GridSettings", "HypervolumeGrid",
            "MultiGrid",
-           "SearchResult", "grid_model", "relative_gap", "search"]
+           "SearchResult", "build_grid", "grid_model", "relative_gap", "search", "search_problem"]

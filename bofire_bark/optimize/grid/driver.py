@@ -38,8 +38,8 @@ from bofire_bark.optimize.grid import loop as gl
 from bofire_bark.optimize.grid.boxes import Grid
 from bofire_bark.optimize.grid.points import box_point, centre
 from bofire_bark.optimize.grid.pruning import Constraints
-from bofire_bark.optimize.grid.settings import GridSettings
 from bofire_bark.optimize.result import relative_gap
+from bofire_bark.settings import AcquisitionSettings, GridSettings
 
 
 @dataclass
@@ -129,40 +129,66 @@ def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
 
 
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
-           time_limit: float, mip_gap: float, abs_gap: float, seed: int | None = 0,
-           settings: GridSettings | None = None, max_time: float | None = None,
-           extend_gap: float = math.inf) -> SearchResult:
-    """Best-first branch-and-bound from the incumbent (x0, v0), after
-    ``settings.n_lagrange`` subgradient steps on the categorical multipliers at the root.
+           settings: AcquisitionSettings | None = None, numba_loop: bool = False
+           ) -> SearchResult:
+    """Best-first branch-and-bound from the incumbent (x0, v0; x0 None: none), after
+    ``settings.grid.n_lagrange`` subgradient steps on the categorical multipliers at the root.
 
     Stops when bound - value <= max(mip_gap |value|, abs_gap), when no box is left, at
-    ``time_limit`` seconds once the relative gap is <= ``extend_gap``, or at ``max_time``
-    seconds (default: ``time_limit``). Under domain constraints a proven gap above
-    ``settings.polish_gap`` does not stop it at once: it goes on for the share
-    ``settings.polish`` of the time left, or until ``polish_gap`` is proven.
+    ``settings.time_limit`` seconds once the relative gap is <= ``extend_gap``, or at
+    ``max_time`` seconds (default: ``time_limit``). Under domain constraints a proven gap above
+    ``settings.grid.polish_gap`` does not stop it at once: it goes on for the share
+    ``settings.grid.polish`` of the time left, or until ``polish_gap`` is proven.
 
-    Without domain constraints and with one output the loop runs in numba
-    (``settings.numba_loop``), else in Python, which bounds the two children of a box on two
-    threads when ``settings.threads`` > 1.
+    ``numba_loop`` (the search plan's choice, ``space.finite.plan_search``: one output, no
+    domain constraints) runs the box loop in numba; else the Python loop runs, which bounds
+    the two children of a box on two threads when ``settings.grid.threads`` > 1.
     """
-    settings = GridSettings() if settings is None else settings
+    settings = AcquisitionSettings() if settings is None else settings
+    gs = settings.grid
     t0 = time.perf_counter()
-    stop = _Stop(t0, t0 + time_limit, t0 + max(max_time, time_limit) if max_time is not None
-                 else t0 + time_limit, extend_gap, mip_gap, abs_gap)
-    rng = np.random.default_rng(seed)
+    limit, max_time = settings.time_limit, settings.max_time
+    stop = _Stop(t0, t0 + limit, t0 + max(max_time, limit) if max_time is not None
+                 else t0 + limit, settings.extend_gap, settings.mip_gap, settings.abs_gap)
+    rng = np.random.default_rng(settings.seed)
     best_x = None if x0 is None else np.asarray(x0, dtype=np.float64).copy()
     best_v = float(v0) if x0 is not None else -math.inf
     plain = type(grid) is Grid and not cons  # one output, no domain constraints
     # the longest run of dives skipped after fruitless ones (1: none)
-    max_period = settings.dive_backoff_max if settings.dive_backoff and plain else 1
-    if settings.numba_loop and plain:
-        return _search_numba(grid, best_x, best_v, stop, settings, max_period)
-    pool = ThreadPoolExecutor(1) if settings.threads > 1 else None
+    max_period = gs.dive_backoff_max if gs.dive_backoff and plain else 1
+    if numba_loop:
+        if not plain:
+            raise ValueError("the numba box loop takes one output without domain constraints")
+        return _search_numba(grid, best_x, best_v, stop, gs, max_period)
+    pool = ThreadPoolExecutor(1) if gs.threads > 1 else None
     try:
-        return _search(grid, cons, (best_x, best_v), stop, settings, max_period, rng, pool)
+        return _search(grid, cons, (best_x, best_v), stop, gs, max_period, rng, pool)
     finally:
         if pool is not None:
             pool.shutdown()
+
+
+def build_grid(problem, systems, posterior, settings: AcquisitionSettings | None = None,
+               pending: np.ndarray | None = None, numba_loop: bool = False
+               ) -> tuple[Grid, Constraints]:
+    """The grid and constraints ``search`` runs on for an ``AcquisitionProblem`` (its
+    ``SampleSystems`` conditioned on ``pending``), relaxed for the loop that will run."""
+    from bofire_bark.optimize.grid.model import grid_model
+
+    settings = AcquisitionSettings() if settings is None else settings
+    gm = grid_model(problem, systems, posterior, pending, settings.grid, numba_loop=numba_loop)
+    return (Grid(gm, problem.box),
+            Constraints(problem.constraints, problem.box, problem.delta))
+
+
+def search_problem(problem, systems, posterior, settings: AcquisitionSettings | None = None,
+                   x0: np.ndarray | None = None, v0: float = -math.inf,
+                   pending: np.ndarray | None = None, numba_loop: bool = False
+                   ) -> SearchResult:
+    """``search`` of an ``AcquisitionProblem`` on its ``build_grid``: the one wiring the
+    acquisition's entry points (``optimize.entry``) and the studies share."""
+    grid, cons = build_grid(problem, systems, posterior, settings, pending, numba_loop)
+    return search(grid, cons, x0, v0, settings, numba_loop)
 
 
 def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchResult:

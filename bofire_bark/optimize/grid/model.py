@@ -156,7 +156,7 @@ def _incumbents(problem, keep) -> np.ndarray:
 
 
 def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
-               settings: GridSettings | None = None, python_loop: bool = False,
+               settings: GridSettings | None = None, numba_loop: bool = False,
                thresholds: tuple[np.ndarray, ...] | None = None) -> GridModel:
     """Flatten the reduced ensemble and the per-sample leaf systems.
 
@@ -168,7 +168,8 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         pending: (n_p, D) encoded points the systems are conditioned on, or None.
         settings: the relaxation (``n_dual``, ``lagrange_bins``, ``n_bins``, ``bisect``,
             ``product_score``; default ``GridSettings()``).
-        python_loop: the model serves the Python loop (``GridSettings.relaxation``).
+        numba_loop: the model serves the numba loop, not the Python loop (the search
+            plan's choice; ``GridSettings.relaxation``).
         thresholds: the grid, per feature sorted and holding every threshold of the ensemble
             (default: the ensemble's own); several outputs' models share one grid.
     """
@@ -176,7 +177,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
 
     rule = problem.acquisition_rule
     settings = GridSettings() if settings is None else settings
-    relax = settings.relaxation(python_loop)
+    relax = settings.relaxation(numba_loop)
     n_dual, product_score = relax["n_dual"], relax["product_score"]
     lagrange_bins, bisect = settings.lagrange_bins, settings.bisect
 

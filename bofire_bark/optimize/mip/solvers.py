@@ -31,19 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyomo.environ as pyo
 
-from bofire_bark.defaults import MIP_SOLVERS
+from bofire_bark.defaults import INSTALL, MIP_SOLVERS, unknown_solver
 from bofire_bark.optimize.mip.model import build_model, set_start
 from bofire_bark.optimize.problem import AcquisitionProblem
 
 logger = logging.getLogger(__name__)
 
 SOLVERS = ("auto", *MIP_SOLVERS)  # what resolve_solver takes ("bnb" never reaches it)
-INSTALL = {
-    "scip": "pip install pyscipopt",
-    "gurobi": "pip install gurobipy, with a full Gurobi licence (the pip licence is "
-              "size-limited and too small for this model)",
-    "highs": "pip install highspy",
-}
 SCIP_SETTINGS = {
     # default probing in presolve stalled on ordered split binaries (measured at paper scale:
     # no solution in 100 s with the cone, 33 s instead of 3 s for the linear model)
@@ -115,9 +109,7 @@ def resolve_solver(name: str, problem: AcquisitionProblem) -> str:
     """
     name = str(name).lower()
     if name not in SOLVERS:
-        raise ValueError(
-            f"Unknown solver {name!r}; choose one of {list(SOLVERS)} (scip: "
-            f"{INSTALL['scip']}; gurobi: {INSTALL['gurobi']}; highs: {INSTALL['highs']}).")
+        raise ValueError(unknown_solver(name))
     if name == "auto":
         if gurobi_full_licence():
             return "gurobi"
