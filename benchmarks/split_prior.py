@@ -199,12 +199,11 @@ def bo_config(out_dir: Path | str = DEFAULT_OUT, n_iterations: int = 40,
               **overrides) -> PriorStudyConfig:
     """The study's settings: the paper's MCMC budget and ``BARKStrategy``'s own acquisition
     defaults (search, time limit, start points; kappa and gaps are left to the strategy)."""
-    from bofire_bark.data_models import BARKStrategy
+    from bofire_bark.settings import SearchSettings
 
-    fields = BARKStrategy.model_fields
-    settings = dict(n_iterations=n_iterations, time_limit=fields["time_limit"].default,
-                    solver=fields["solver"].default,
-                    n_start_points=fields["n_start_points"].default,
+    search = SearchSettings()  # the strategy's acquisition_optimizer defaults
+    settings = dict(n_iterations=n_iterations, time_limit=search.time_limit,
+                    solver=search.solver, n_start_points=search.n_start_points,
                     out_dir=Path(out_dir) / "bo")
     settings.update(overrides)
     return PriorStudyConfig(**settings)

@@ -168,19 +168,20 @@ class BARKStrategy(PredictiveStrategy):
 
     def search_plan(self):
         """Which search answers this strategy's asks (``space.finite.plan_search``), decided
-        once; the reason a finite domain is not enumerated is logged at every ask."""
+        once."""
         if self.plan is None:
             from bofire_bark.space.finite import plan_search
 
             self.plan = plan_search(self.domain, self.settings, self.space)
-        if self.plan.note is not None:
-            logger.info("BARK ask: %s", self.plan.note)
         return self.plan
 
     def library(self):
         """The feasible points of the domain when the plan enumerates it, else None (built
-        once)."""
-        if self.search_plan().search != "library":
+        once); why a finite domain is not enumerated is logged at every ask."""
+        plan = self.search_plan()
+        if plan.note is not None:
+            logger.info("BARK ask: %s", plan.note)
+        if plan.search != "library":
             return None
         if self._library is None:
             from bofire_bark.optimize.library import build_library

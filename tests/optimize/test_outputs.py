@@ -149,7 +149,7 @@ def test_bound_holds_on_every_box(three_outputs, scalarization):
     checked = decided = 0
     for _ in range(60):
         lo, hi, cat = grid.root()
-        for _ in range(int(rng.integers(0, 12))):
+        for _ in range(int(rng.integers(0, 40))):
             _, n_und, split = grid.bound(lo, hi, cat)
             if n_und == 0 or split < 0:
                 break
