@@ -170,7 +170,8 @@ class TreeFunction(Benchmark):
         n_leaves = assign_columns(f["feat"], lcol, np.empty((m * cap, 2), dtype=np.int64))
         beta = np.zeros(n_leaves)
         beta[lcol[lcol >= 0]] = self._leaf_values[lcol >= 0]
-        systems = types.SimpleNamespace(systems=[(lcol, np.zeros((n_leaves, n_leaves)), beta)])
+        systems = types.SimpleNamespace(systems=[(lcol, np.zeros((n_leaves, n_leaves)), beta,
+                                                   np.zeros((m, 0), dtype=np.int64))])
         posterior = types.SimpleNamespace(samples=samples, kinds=self._kinds,
                                           X=np.zeros((0, len(self._kinds))))
         problem = AcquisitionProblem(box, build_ensemble(samples, box), (), 0.0, -1.0, (),

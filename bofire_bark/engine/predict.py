@@ -20,17 +20,20 @@ import numpy as np
 from numba import njit
 
 from bofire_bark.engine.blas import single_threaded_blas
-from bofire_bark.engine.forest import Forest, assign_columns, leaf_node, route
+from bofire_bark.engine.forest import Forest, assign_columns, route, route_all
 
 
 class LeafSystem(NamedTuple):
     """Leaf-space GP of one sample with ``P`` leaves: lcol (m, C) int64, the leaf column of each
     leaf node (-1 elsewhere); Ginv (P, P) float64; beta (P,) float64, the leaves' mean
-    contributions."""
+    contributions; leaf_of (m, N) int64, the leaf node of each of the GP's N inputs (training
+    points, then pending ones) in every tree, kept so that the searches need not route them
+    again."""
 
     lcol: np.ndarray
     Ginv: np.ndarray
     beta: np.ndarray
+    leaf_of: np.ndarray
 
 
 @njit(cache=True, nogil=True)
@@ -45,12 +48,23 @@ def leaf_system(forest, kinds, X, y, sigma2):
     m, cap = forest.feat.shape
     lcol = np.full((m, cap), -1, dtype=np.int64)
     P = assign_columns(forest.feat, lcol, np.empty((m * cap, 2), dtype=np.int64))
+    leaf_of = np.empty((m, X.shape[0]), dtype=np.int64)
+    route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, X,
+              leaf_of)
+    Ginv, beta = _solve_leaves(lcol, P, leaf_of, y, sigma2)
+    return LeafSystem(lcol, Ginv, beta, leaf_of)
+
+
+@njit(cache=True, nogil=True)
+def _solve_leaves(lcol, P, leaf_of, y, sigma2):
+    """(Ginv, beta) of the points whose leaf nodes are ``leaf_of`` (m, N), outputs ``y``."""
+    m = leaf_of.shape[0]
     G = np.zeros((P, P))
     b = np.zeros(P)
     cols = np.empty(m, dtype=np.int64)
-    for i in range(X.shape[0]):
+    for i in range(leaf_of.shape[1]):
         for t in range(m):
-            cols[t] = lcol[t, leaf_node(forest, kinds, t, X[i])]
+            cols[t] = lcol[t, leaf_of[t, i]]
         for t in range(m):
             b[cols[t]] += y[i]
             for s in range(m):
@@ -59,14 +73,13 @@ def leaf_system(forest, kinds, X, y, sigma2):
         G[i, i] += m * sigma2
     Ginv = np.linalg.inv(G)
     Ginv = 0.5 * (Ginv + Ginv.T)
-    beta = Ginv @ b
-    return LeafSystem(lcol, Ginv, beta)
+    return Ginv, Ginv @ b
 
 
 @njit(cache=True, nogil=True)
 def predict_sample(forest, kinds, X, y, sigma2, Xnew):
     """Per-sample GP mean and latent variance at ``Xnew`` (n, D), standardized units."""
-    lcol, Ginv, beta = leaf_system(forest, kinds, X, y, sigma2)
+    lcol, Ginv, beta, _ = leaf_system(forest, kinds, X, y, sigma2)
     mean = np.zeros(Xnew.shape[0])
     var = np.zeros(Xnew.shape[0])
     _score_sample(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, lcol,
@@ -104,13 +117,17 @@ def leaf_system_pending(forest, kinds, X, y, sigma2, Xp):
     if Xp.shape[0] == 0:
         return system
     m = forest.feat.shape[0]
+    leaf_p = np.empty((m, Xp.shape[0]), dtype=np.int64)
+    route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, Xp,
+              leaf_p)
     yp = np.zeros(Xp.shape[0])
     for i in range(Xp.shape[0]):
         for t in range(m):
-            yp[i] += system.beta[system.lcol[t, leaf_node(forest, kinds, t, Xp[i])]]
-    Xa = np.concatenate((X, Xp))
-    ya = np.concatenate((y, yp))
-    return leaf_system(forest, kinds, Xa, ya, sigma2)
+            yp[i] += system.beta[system.lcol[t, leaf_p[t, i]]]
+    leaf_of = np.concatenate((system.leaf_of, leaf_p), axis=1)
+    Ginv, beta = _solve_leaves(system.lcol, system.Ginv.shape[0], leaf_of,
+                               np.concatenate((y, yp)), sigma2)
+    return LeafSystem(system.lcol, Ginv, beta, leaf_of)
 
 
 @njit(cache=True, nogil=True)
@@ -141,7 +158,7 @@ def _score_sample(feat, thr, mask, left, right, kinds, lcol, Ginv, beta, sigma2,
 class SampleSystems:
     """Per-sample leaf systems of a posterior (optionally conditioned on pending points).
 
-    ``systems[s] = (lcol, Ginv, beta)`` (a ``LeafSystem``); mean_s(x) = sum_t
+    ``systems[s] = (lcol, Ginv, beta, leaf_of)`` (a ``LeafSystem``); mean_s(x) = sum_t
     beta[lcol[t, leaf_t(x)]] and latent var_s(x) = sigma2_s * phi^T Ginv phi, in standardized
     units. The acquisition MIP is built from exactly these arrays, so it optimizes the
     function scored here.
@@ -167,7 +184,7 @@ class SampleSystems:
         means = np.empty((S, len(Xnew)))
         variances = np.empty((S, len(Xnew)))
         sigma2 = self.samples["sigma2"]
-        for s, (f, (lcol, Ginv, beta)) in enumerate(zip(self._forests, self.systems,
+        for s, (f, (lcol, Ginv, beta, _)) in enumerate(zip(self._forests, self.systems,
                                                          strict=True)):
             _score_sample(f.feat, f.thr, f.mask, f.left, f.right, self.kinds, lcol, Ginv, beta,
                           float(sigma2[s]), Xnew, means[s], variances[s])

@@ -188,21 +188,21 @@ def leaf_tables(samples: dict[str, np.ndarray], systems, low_rank: float = LOW_R
     sigma2 = np.asarray(samples["sigma2"], dtype=np.float64)
     factors = []
     with single_threaded_blas():  # small matrices: threads only add contention
-        for s, (_, Ginv, _) in enumerate(systems):
+        for s, (_, Ginv, _, _) in enumerate(systems):
             P = Ginv.shape[0]
             Q = np.eye(P) - m * sigma2[s] * Ginv
             lam, V = np.linalg.eigh(0.5 * (Q + Q.T))
             keep = lam > 1e-13 * max(1.0, float(lam.max(initial=0.0)))
             R = V[:, keep] * np.sqrt(lam[keep] / m)
             factors.append(R if R.shape[1] <= low_rank * m else None)
-    P = max(Ginv.shape[0] for _, Ginv, _ in systems)
+    P = max(Ginv.shape[0] for _, Ginv, _, _ in systems)
     width = 1 + max((R.shape[1] for R in factors if R is not None), default=0)
     direct = any(R is None for R in factors)
     lcol = np.stack([np.asarray(sys[0], dtype=np.int64) for sys in systems])
     table = np.zeros((S, P, width))
     rank = np.full(S, -1, dtype=np.int64)
     ginv = np.zeros((S, P, P) if direct else (S, 1, 1))
-    for s, ((_, Ginv, beta), R) in enumerate(zip(systems, factors, strict=True)):
+    for s, ((_, Ginv, beta, _), R) in enumerate(zip(systems, factors, strict=True)):
         p = len(beta)
         table[s, :p, 0] = beta
         if R is None:

@@ -90,19 +90,12 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
 
 
 def _sample_gps(posterior, ens, systems, pending, form):
-    """The MIP's per-sample cone data (routes the training and pending points; the grid
-    search routes its own)."""
-    from bofire_bark.engine.forest import route_all
-
-    samples = posterior.samples
+    """The MIP's per-sample cone data, from the leaves the systems routed the training and
+    pending points to."""
     Xa = posterior.X if pending is None else np.concatenate((posterior.X, pending))
     Xa = np.ascontiguousarray(Xa, dtype=np.float64)
-    S, m = samples["feat"].shape[:2]
-    leaf_of = np.empty((S, m, len(Xa)), dtype=np.int64)
-    for s in range(S):
-        route_all(samples["feat"][s], samples["thr"][s], samples["mask"][s], samples["left"][s],
-                  samples["right"][s], posterior.kinds, Xa, leaf_of[s])
-    return sample_gps(ens, samples, systems.systems, Xa, leaf_of, form)
+    leaf_of = np.stack([system.leaf_of for system in systems.systems])
+    return sample_gps(ens, posterior.samples, systems.systems, Xa, leaf_of, form)
 
 
 def model_objective(problem: AcquisitionProblem, x: np.ndarray) -> float:

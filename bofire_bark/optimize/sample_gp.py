@@ -93,7 +93,7 @@ def sample_gps(ens: TreeEnsemble, samples: dict[str, np.ndarray], systems, X: np
 
 
 def _one_sample(ens, s, m, n, sigma2, system, leaf_of, form):
-    lcol, Ginv, beta = system
+    lcol, Ginv, beta, _ = system
     mean_const = 0.0
     mrow, mu_, mp, mc = [], [], [], []
     col_var: dict[int, tuple[int, int]] = {}  # leaf column -> (u, p) of a reachable leaf

@@ -93,6 +93,30 @@ def test_deterministic_given_seed(continuous3):
     np.testing.assert_array_equal(a.x, b.x)
 
 
+def test_conditioned_systems_keep_the_leaves_of_every_point(mixed):
+    """The believer's leaf system routes each training and pending point once and keeps its
+    leaves: they are the engine's, and the system equals one built from all points routed
+    afresh with the sample's own means as the pending points' outputs."""
+    from bofire_bark.engine.forest import Forest, route_all
+    from bofire_bark.engine.predict import leaf_system
+
+    domain, space, post = mixed
+    pending = random_encoded(domain, space, 3, seed=5)
+    systems = post.systems(pending)
+    Xa = np.ascontiguousarray(np.concatenate((post.X, pending)))
+    means, _ = post.systems().predict_each(pending)
+    for s, (lcol, Ginv, beta, leaf_of) in enumerate(systems.systems):
+        f = Forest.of_sample(post.samples, s)
+        routed = route_all(f.feat, f.thr, f.mask, f.left, f.right, post.kinds, Xa,
+                           np.empty((f.feat.shape[0], len(Xa)), dtype=np.int64))
+        np.testing.assert_array_equal(leaf_of, routed)
+        fresh = leaf_system(f, post.kinds, Xa, np.concatenate((post.y, means[s])),
+                            float(post.samples["sigma2"][s]))
+        np.testing.assert_array_equal(fresh.lcol, lcol)
+        np.testing.assert_allclose(fresh.Ginv, Ginv, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fresh.beta, beta, rtol=0, atol=1e-10)
+
+
 def test_pending_points_shrink_sigma_there(continuous3):
     domain, space, post = continuous3
     first = optimize_acquisition(post, domain, space, kappa=5.0, mip_gap=0.0, isolate=False)

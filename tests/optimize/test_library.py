@@ -95,7 +95,7 @@ def moments_np(post, X, pending=None):
     systems = post.systems(pending).systems
     S = len(systems)
     mu, var = np.empty((S, len(X))), np.empty((S, len(X)))
-    for s, (lcol, Ginv, beta) in enumerate(systems):
+    for s, (lcol, Ginv, beta, _) in enumerate(systems):
         leaves = route_np(post.samples, s, post.kinds, X)
         cols = lcol[np.arange(lcol.shape[0])[:, None], leaves]  # (m, n)
         phi = np.zeros((len(X), len(beta)))

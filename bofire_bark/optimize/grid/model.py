@@ -173,8 +173,6 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         thresholds: the grid, per feature sorted and holding every threshold of the ensemble
             (default: the ensemble's own); several outputs' models share one grid.
     """
-    from bofire_bark.engine.forest import route_all
-
     rule = problem.acquisition_rule
     settings = GridSettings() if settings is None else settings
     relax = settings.relaxation(numba_loop)
@@ -235,10 +233,11 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
     n_data = len(Xa)
     Kinv = np.zeros((len(keep), n_data, n_data))
     members: list[list[int]] = []  # training points of each leaf column, all samples
-    sm = posterior.samples
-    leaf_of = np.empty((m, n_data), dtype=np.int64)
     for i, s in enumerate(keep):
-        lcol, Ginv, beta = systems.systems[s]
+        lcol, Ginv, beta, leaf_of = systems.systems[s]
+        if leaf_of.shape[1] != n_data:
+            raise ValueError("the leaf systems were conditioned on other pending points than "
+                             "the grid model's")
         cols = []
         for t in range(m):
             s_base[i, t] = len(cols)
@@ -249,8 +248,6 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         s_off.append(s_off[-1] + len(cols))
         s_moff.append(moff)
         moff += len(cols) ** 2
-        route_all(sm["feat"][s], sm["thr"][s], sm["mask"][s], sm["left"][s], sm["right"][s],
-                  posterior.kinds, Xa, leaf_of)
         same = np.zeros((n_data, n_data))
         leaf_members = [[] for _ in range(len(cols))]
         for t in range(m):
