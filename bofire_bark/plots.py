@@ -14,6 +14,7 @@ nothing without it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,13 @@ from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjecti
 
 PLOTS_EXTRA = 'pip install ".[plots]" in a clone of bofire-bark (or pip install matplotlib)'
 TRACE_VARS = ("log_marginal_likelihood", "noise_var", "leaves_per_tree")
+
+if TYPE_CHECKING:  # annotations only: matplotlib stays optional
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from bofire_bark.strategy import BARKStrategy
+    from bofire_bark.surrogate import BARKSurrogate
 
 
 def _figure(**kwargs):
@@ -65,8 +73,9 @@ def _valid(strategy, output: str) -> pd.DataFrame:
         output, strategy.experiments)
 
 
-def plot_relevance(source, output: str | None = None, detail: bool = False,
-                   top: int | None = None, ax=None):
+def plot_relevance(source: BARKStrategy | BARKSurrogate | pd.DataFrame,
+                   output: str | None = None, detail: bool = False, top: int | None = None,
+                   ax: Axes | None = None) -> Axes:
     """Horizontal bars of input relevance with their 90 % intervals, most relevant on top.
 
     Args:
@@ -133,14 +142,16 @@ def _reference_point(strategy, output: str) -> pd.Series:
     return data.loc[(sign * data[output]).idxmax()]
 
 
-def plot_response(strategy, x: str, y: str, output: str | None = None,
-                  fixed: Mapping | None = None, n: int = 40, fig=None):
+def plot_response(strategy: BARKStrategy, x: str, y: str, output: str | None = None,
+                  fixed: Mapping[str, Any] | None = None, n: int = 40,
+                  fig: Figure | None = None) -> Figure:
     """The posterior mean and standard deviation of ``output`` over inputs ``x`` and ``y``,
     the other inputs fixed, with the domain's constraints drawn.
 
     Args:
         strategy: A fitted ``BARKStrategy``.
-        x, y: Two continuous or discrete inputs (a discrete one takes its values).
+        x: A continuous or discrete input (a discrete one takes its values), across.
+        y: Another, up.
         output: The output (default: the first goal declared).
         fixed: Values of the other inputs; those not given take the values of the best
             valid experiment of ``output``.
@@ -211,7 +222,8 @@ def plot_response(strategy, x: str, y: str, output: str | None = None,
     return fig
 
 
-def plot_progress(strategy, output: str | None = None, n_initial: int | None = None, ax=None):
+def plot_progress(strategy: BARKStrategy, output: str | None = None,
+                  n_initial: int | None = None, ax: Axes | None = None) -> Axes:
     """Every valid measurement of ``output`` in the order told, and the best so far.
 
     Args:
@@ -253,7 +265,8 @@ def pareto_mask(values: np.ndarray, signs: Sequence[float]) -> np.ndarray:
     return ~dominated
 
 
-def plot_pareto(strategy, outputs: Sequence[str] | None = None, ax=None):
+def plot_pareto(strategy: BARKStrategy, outputs: Sequence[str] | None = None,
+                ax: Axes | None = None) -> Axes:
     """The measured points of two outputs with their Pareto front.
 
     Args:
@@ -294,8 +307,8 @@ def plot_pareto(strategy, outputs: Sequence[str] | None = None, ax=None):
     return ax
 
 
-def plot_traces(source, output: str | None = None, var_names: Sequence[str] = TRACE_VARS,
-                fig=None):
+def plot_traces(source: BARKStrategy | BARKSurrogate, output: str | None = None,
+                var_names: Sequence[str] = TRACE_VARS, fig: Figure | None = None) -> Figure:
     """ArviZ's trace plot of an output's chains: per quantity its density by chain (left)
     and its trace over the sweeps after burn-in (right).
 
