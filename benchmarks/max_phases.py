@@ -28,7 +28,7 @@ default GP, which encodes the input by its descriptors) and ``random``.
 ``runs.csv`` gets one row per evaluated compound (``method``, ``seed``, ``iteration`` (0 for
 the initial design), ``compound``, ``y``, ``best``, ``regret``, ``seconds`` of the ask), appended
 as each pick is made, so a stopped study resumes where it stopped. ``relevance.csv`` holds
-the last BARK fit's ``feature_relevance()`` of each run.
+the last BARK fit's ``feature_relevance(detail=True)`` of each run (one row per descriptor).
 """
 
 from __future__ import annotations
@@ -138,7 +138,10 @@ def run_one(data: pd.DataFrame, method: str, seed: int, iterations: int, out: Pa
         rows.append(row)
         _append(runs_csv, [row])
         if method.startswith("bark") and (it == iterations or row["regret"] == 0):
-            rel = strategy.feature_relevance().reset_index()
+            # one row per descriptor, the columns relevance.csv has always had
+            rel = strategy.feature_relevance(detail=True)
+            rel = rel[[c for c in rel if c.startswith("split_")]].rename_axis(
+                "input").reset_index()
             rel.insert(0, "seed", seed)
             rel.insert(0, "method", method)
             _append(out / "relevance.csv", rel.to_dict("records"))

@@ -73,19 +73,37 @@ def _sample_shares(posterior: Posterior) -> np.ndarray:
         return np.where(total > 0, counts / total, np.nan)
 
 
-def feature_relevance(posterior: Posterior, names: list[str]) -> pd.DataFrame:
-    """One row per input (index ``input``), most relevant first; an input split by its
-    descriptors has one row per descriptor (``names``: one per split variable, see
-    ``SplitSpace.split_variable_names``).
+def feature_relevance(posterior: Posterior, names: list[str],
+                      inputs: list[str] | None = None, detail: bool = False) -> pd.DataFrame:
+    """How much the forest uses each input, most relevant first.
 
-    Columns: ``split_prob`` (posterior mean of the input's split probability under the sparse
-    prior) with its 90 % interval ``split_prob_q05`` / ``split_prob_q95``, NaN under the
-    uniform prior (whose probabilities are fixed and equal); ``split_share`` (posterior mean
-    share of the forest's splits on the input) with ``split_share_q05`` / ``split_share_q95``.
-    Draws: every sweep after burn-in of every chain (the kept samples for a prior-only fit).
-    Sorted by ``split_prob`` under the sparse prior, else by ``split_share``.
+    Args:
+        posterior: A fitted posterior.
+        names: One name per split variable (``SplitSpace.split_variable_names``): the input's
+            key, or ``key_descriptor`` for each descriptor (or fingerprint bit) of an input
+            split by its descriptors.
+        inputs: The input key of each split variable (``SplitSpace.split_variable_inputs``);
+            None: every split variable is an input of its own.
+        detail: One row per split variable (index ``split_variable``, with the ``input`` it
+            belongs to) instead of one row per input (index ``input``), where an input's
+            descriptors are summed draw by draw, so its interval is that of the sum.
+
+    Returns:
+        Columns ``split_prob`` (posterior mean of the probability that a split picks the
+        row's variables, under the sparse prior) with its 90 % interval ``split_prob_q05`` /
+        ``split_prob_q95``, NaN under the uniform prior (whose probabilities are fixed and
+        equal); ``split_share`` (posterior mean share of the forest's splits on them) with
+        ``split_share_q05`` / ``split_share_q95``; ``variables``, how many split variables
+        the row covers. Draws: every sweep after burn-in of every chain (the kept samples
+        for a prior-only fit). Sorted by ``split_prob`` under the sparse prior, else by
+        ``split_share``.
     """
     d = len(posterior.space.var_col)
+    names = list(names)
+    if len(names) != d or (inputs is not None and len(inputs) != d):
+        raise ValueError(f"names (and inputs) need one entry per split variable ({d}), got "
+                         f"{len(names)}" + ("" if inputs is None else f" and {len(inputs)}"))
+    inputs = names if inputs is None else list(inputs)
     if posterior.traces is not None:
         parts = _trace_parts(posterior)
         share = parts["split_share"].reshape(-1, d)
@@ -93,14 +111,29 @@ def feature_relevance(posterior: Posterior, names: list[str]) -> pd.DataFrame:
     else:
         share = _sample_shares(posterior)
         prob = posterior.samples.get("split_prob")
+    if detail:
+        index = pd.Index(names, name="split_variable")
+        groups = [[v] for v in range(d)]
+    else:
+        keys = list(dict.fromkeys(inputs))  # the inputs in column order
+        index = pd.Index(keys, name="input")
+        groups = [[v for v in range(d) if inputs[v] == key] for key in keys]
     rows = {}
     for label, draws in (("split_prob", prob), ("split_share", share)):
         if draws is None or np.isnan(draws).all():
-            rows[label] = rows[f"{label}_q05"] = rows[f"{label}_q95"] = np.full(d, np.nan)
+            rows[label] = rows[f"{label}_q05"] = rows[f"{label}_q95"] = np.full(len(groups),
+                                                                                  np.nan)
             continue
-        rows[label] = np.nanmean(draws, axis=0)
-        rows[f"{label}_q05"], rows[f"{label}_q95"] = np.nanquantile(draws, [0.05, 0.95], axis=0)
-    frame = pd.DataFrame(rows, index=pd.Index(list(names), name="input"))
+        # the sum per draw, so an input's interval is the interval of its total, not a sum
+        # of its descriptors' intervals
+        summed = np.stack([draws[:, g].sum(axis=1) for g in groups], axis=1)
+        rows[label] = np.nanmean(summed, axis=0)
+        rows[f"{label}_q05"], rows[f"{label}_q95"] = np.nanquantile(summed, [0.05, 0.95],
+                                                                    axis=0)
+    rows["variables"] = np.array([len(g) for g in groups])
+    frame = pd.DataFrame(rows, index=index)
+    if detail:
+        frame.insert(0, "input", inputs)
     key = "split_prob" if prob is not None else "split_share"
     return frame.sort_values(key, ascending=False, kind="stable")
 

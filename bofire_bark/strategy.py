@@ -27,7 +27,7 @@ def surrogate_data_model(data_model: DataModel, output=None,
     """The surrogate's data model for one output: the strategy's settings on the domain's
     inputs.
 
-    ``output`` defaults to the first output with an objective. The strategy's seed seeds the
+    ``output`` defaults to the first goal declared in the domain. The strategy's seed seeds the
     chains unless the surrogate settings carry their own; the ``index``-th modelled output
     (from 0) gets a seed derived from it, so outputs' chains differ and runs replay.
     """
@@ -38,7 +38,7 @@ def surrogate_data_model(data_model: DataModel, output=None,
         settings["seed"] = int(np.random.SeedSequence([settings["seed"], index])
                                .generate_state(1)[0])
     if output is None:
-        output = objective_outputs(data_model.domain)[0]
+        output = default_output(data_model.domain)
     return SurrogateDataModel(inputs=data_model.domain.inputs,
                               outputs=Outputs(features=[output]), **settings)
 
@@ -58,6 +58,17 @@ class BARKStrategy(PredictiveStrategy):
     A finite domain within ``LIBRARY_LIMIT`` points is enumerated instead
     (``bofire_bark.optimize.library``): the exact best candidate, never a point already
     measured or pending unless ``allow_repeats``.
+
+    Attributes:
+        surrogates: Output key -> that output's ``BARKSurrogate`` (its own chains, seed and
+            diagnostics), for every output of the domain: ``surrogates["yield"].predict``,
+            ``.feature_relevance()``, ``.to_inference_data()``, ``.last_fit``.
+        surrogate: ``surrogates`` of the default output: the first output with a goal
+            (Maximize, Minimize, CloseToTarget) in the order the domain declares them (not
+            BoFire's ``outputs.get()``, which sorts by key). ``feature_relevance``,
+            ``last_fit`` and ``model_of`` take ``output=`` for another; with several outputs
+            the choice is logged at INFO when the strategy is built.
+        last_results: The search results (``summary()``) of the last ask, one per candidate.
     """
 
     def __init__(self, data_model: DataModel, **kwargs):
@@ -79,7 +90,12 @@ class BARKStrategy(PredictiveStrategy):
         for surrogate in self.surrogates.values():
             surrogate.progress_bar = self.progress_bar
             surrogate.warn_outside_bounds = len(self.surrogates) == 1  # else _fit warns once
-        goal = next(f for f in modelled if type(f.objective) in GOAL_OBJECTIVES)
+        goal = default_output(self.domain)
+        if len(self.surrogates) > 1:
+            logger.info(
+                "BARK: %d outputs, one model each (strategy.surrogates[key]); "
+                "strategy.surrogate, feature_relevance() and last_fit() use %r, the first goal "
+                "declared in the domain, unless given output=", len(self.surrogates), goal.key)
         # the first goal's surrogate: the model of a single-objective strategy
         self.surrogate = self.surrogates[goal.key]
         self.space = self.surrogate.space
@@ -109,17 +125,56 @@ class BARKStrategy(PredictiveStrategy):
             surrogate.fit(experiments)
             top = surrogate.feature_relevance().head(3)
             measure = "split_prob" if top["split_prob"].notna().any() else "split_share"
-            logger.info("BARK %s: most relevant inputs (%s) %s", key, measure, ", ".join(
+            logger.info("BARK '%s': most relevant inputs (%s) %s", key, measure, ", ".join(
                 f"{name} {value:.2f}" for name, value in top[measure].items()))
+        if len(self.surrogates) > 1:
+            # each output has its own chains: a fit costs about the sum of the outputs' fits
+            fits = {key: sur.last_fit for key, sur in self.surrogates.items()}
+            logger.info("BARK: fitted %d outputs in %.1f s (%s)", len(fits),
+                        sum(f.seconds for f in fits.values()), ", ".join(
+                            f"{key} {f.seconds:.1f} s over {f.sweeps} sweeps"
+                            for key, f in fits.items()))
 
-    def feature_relevance(self, output: str | None = None) -> pd.DataFrame:
-        """``BARKSurrogate.feature_relevance`` of an output's model (default: the first goal's):
-        one row per input, most relevant first."""
+    def model_of(self, output: str | None = None) -> BARKSurrogate:
+        """The fitted-or-not ``BARKSurrogate`` of ``output`` (default: ``self.surrogate``, the
+        first goal declared in the domain); the same object as ``surrogates[output]``.
+
+        Raises:
+            ValueError: ``output`` is not an output of the domain.
+        """
         if output is None:
-            return self.surrogate.feature_relevance()
+            return self.surrogate
         if output not in self.surrogates:
-            raise ValueError(f"no model of output '{output}'; outputs: {list(self.surrogates)}")
-        return self.surrogates[output].feature_relevance()
+            raise ValueError(f"output: no model of output {output!r}; outputs: "
+                             f"{list(self.surrogates)}")
+        return self.surrogates[output]
+
+    def feature_relevance(self, output: str | None = None, detail: bool = False
+                          ) -> pd.DataFrame:
+        """``BARKSurrogate.feature_relevance`` of an output's model (default: the first goal
+        declared in the domain): one row per BoFire input, most relevant first; ``detail``:
+        one row per descriptor or fingerprint bit, with the bits' substructures."""
+        return self.model_of(output).feature_relevance(detail=detail)
+
+    def last_fit(self, output: str | None = None):
+        """What the last fit of an output's model did (``diagnostics.FitDiagnostics``: sweeps,
+        seconds, R-hat, ESS; None before the first fit); default: the first goal declared."""
+        return self.model_of(output).last_fit
+
+    def fit_summary(self) -> pd.DataFrame:
+        """One row per output (index ``output``, modelled order) of its last fit:
+        ``n_points``, ``sweeps`` per chain, ``seconds``, the largest ``rhat`` and ``warned``
+        (NaN and False before a fit); a fit's cost is about the sum of ``seconds``."""
+        rows = {}
+        for key, sur in self.surrogates.items():
+            f = sur.last_fit
+            rows[key] = {"n_points": np.nan if f is None else f.n_points,
+                         "sweeps": np.nan if f is None else f.sweeps,
+                         "seconds": np.nan if f is None else f.seconds,
+                         "rhat": np.nan if f is None else max(f.rhat.values(),
+                                                               default=np.nan),
+                         "warned": False if f is None else f.warned}
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("output")
 
     def _predict(self, transformed: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(n, outputs) means and sds in the order of BoFire's prediction columns."""
@@ -242,6 +297,18 @@ class BARKStrategy(PredictiveStrategy):
                       for f in objective_outputs(self.domain))
         weights = draw_weights(n_goals, np.random.default_rng(seed))
         return output_acquisition(self.domain, self.posteriors(), weights, self.scalarization)
+
+
+def default_output(domain):
+    """The output a strategy reports on when not told which: the first output with a goal
+    (``GOAL_OBJECTIVES``) in the order the user declared them (``domain.outputs.features``;
+    BoFire's ``outputs.get()`` sorts by key, which would pick ``cost`` before ``yield``)."""
+    goals = [f for f in domain.outputs.features
+             if f.objective is not None and type(f.objective) in GOAL_OBJECTIVES]
+    if not goals:
+        raise ValueError(f"domain: no output has a goal objective; outputs: "
+                         f"{domain.outputs.get_keys()}")
+    return goals[0]
 
 
 def acquisition_settings(data_model: DataModel):

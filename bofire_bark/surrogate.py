@@ -84,6 +84,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.last_fit: diagnostics.FitDiagnostics | None = None  # what the last fit did
         self.progress_bar = False  # set by the strategy when the user asks for one
         self.warn_outside_bounds = True  # a strategy with several outputs warns once itself
+        # every log line names the output: a strategy fits one surrogate per output
+        self.tag = f"BARK '{data_model.outputs.get_keys()[0]}'"
         super().__init__(data_model=data_model, **kwargs)
 
     @property
@@ -126,8 +128,9 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 self.posterior = sample_prior(Xe, y, space, mcmc_settings(s),
                                               n_samples=s.total_samples, seed=seed)
             else:
-                logger.info("BARK: %s %d chains on %d points (%s)", "continuing" if warm else
-                            "starting", s.n_chains, len(y), "no burn-in" if warm and
+                logger.info("%s: %s %d chains on %d points (%s)", self.tag,
+                            "continuing" if warm else "starting", s.n_chains, len(y),
+                            "no burn-in" if warm and
                             not s.warm_start_burn_in else "with burn-in")
                 with _bar(self.progress_bar, s.n_chains * (s.n_samples + 1), "BARK MCMC") as bar:
                     self.posterior = fit_posterior(
@@ -139,7 +142,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                 sampled, table = self._continue_while_unmixed(Xe, y, space)
         self.n_fits += 1
         seconds = time.perf_counter() - start
-        logger.info("BARK: fitted %d samples in %.2f s", self.posterior.n_samples, seconds)
+        logger.info("%s: fitted %d samples in %.2f s", self.tag, self.posterior.n_samples,
+                    seconds)
         if not s.prior_only:
             self._log_convergence(warm, table)
         self.last_fit = diagnostics.FitDiagnostics(
@@ -163,8 +167,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
             if table is None or not (table.rhat > diagnostics.RHAT_WARN).any():
                 break
             thinning *= 2
-            logger.info("BARK: chains disagree (R-hat %.2f); sampling %d more sweeps per "
-                        "chain", table.rhat.max(), s.n_samples * thinning)
+            logger.info("%s: chains disagree (R-hat %.2f); sampling %d more sweeps per "
+                        "chain", self.tag, table.rhat.max(), s.n_samples * thinning)
             self.posterior = fit_posterior(
                 Xe, y, space, mcmc_settings(s), n_chains=s.n_chains, n_samples=s.n_samples,
                 thinning=thinning, burn_in=0, seed=s.seed, chains=self.chains)
@@ -176,30 +180,67 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
     def _log_convergence(self, warm: bool, table: pd.DataFrame | None) -> None:
         s = self.settings
         if table is None:
-            logger.info("BARK: install bofire-bark[diagnostics] (ArviZ) for R-hat and ESS")
+            logger.info("%s: install bofire-bark[diagnostics] (ArviZ) for R-hat and ESS",
+                        self.tag)
             return
-        logger.info("BARK chains: %s", ", ".join(
+        logger.info("%s chains: %s", self.tag, ", ".join(
             f"{var} R-hat {row.rhat:.3f} ESS {row.ess_bulk:.0f}" for var, row in table.iterrows()))
         bad = table[table.rhat > diagnostics.RHAT_WARN]
         if len(bad):
             logger.warning(
-                "BARK: chains have not mixed (R-hat %s > %.1f): raise max_sampling_sweeps "
-                "(now %d), thinning (now %d) or %s (now %d)",
+                "%s: chains have not mixed (R-hat %s > %.1f): raise max_sampling_sweeps "
+                "(now %d), thinning (now %d) or %s (now %d)", self.tag,
                 ", ".join(f"{v} {r:.2f}" for v, r in bad.rhat.items()), diagnostics.RHAT_WARN,
                 s.max_sampling_sweeps, s.thinning, "warm_start_burn_in" if warm else "burn_in",
                 s.warm_start_burn_in if warm else s.burn_in)
 
     # ------------------------------------------------------------------- what it learned
-    def feature_relevance(self) -> pd.DataFrame:
-        """Which inputs the forest splits on: one row per input (per descriptor for an input
-        split by its descriptors, named ``key_descriptor``), most relevant first.
+    def feature_relevance(self, detail: bool = False) -> pd.DataFrame:
+        """Which inputs the forest splits on, most relevant first: one row per BoFire input
+        (index ``input``); an input split by its descriptors or fingerprint bits counts all
+        of them, summed draw by draw.
 
-        ``split_prob`` (sparse prior ``split_prior="dirichlet"``: posterior mean of the input's
-        split probability, 90 % interval in ``split_prob_q05`` / ``split_prob_q95``; NaN under
-        the uniform prior) and ``split_share`` (posterior mean share of the forest's splits on
-        the input, with its 90 % interval), over every sweep after burn-in.
+        ``split_prob`` (sparse prior ``split_prior="dirichlet"``: posterior mean of the
+        probability that a split picks the input, 90 % interval in ``split_prob_q05`` /
+        ``split_prob_q95``; NaN under the uniform prior) and ``split_share`` (posterior mean
+        share of the forest's splits on the input, with its 90 % interval), over every sweep
+        after burn-in; ``variables``: the descriptors or bits the row sums (1 for a plain
+        input).
+
+        Args:
+            detail: One row per split variable instead (index ``split_variable``: the input's
+                key, or ``key_descriptor`` for each descriptor or bit, as BoFire names
+                descriptor-encoded columns), with its ``input`` and, for the bits of BoFire's
+                ``Fingerprints`` (alone or in ``FingerprintsFragments``), a ``substructure``
+                column: the atom environments (SMILES fragments, radius-0 atoms as
+                ``[CH3]``-like atoms) that set the bit in the input's molecules, several when
+                the hash folds different environments onto one bit. Fragment and Mordred
+                descriptors are named by their own names; other rows are NaN.
         """
-        return diagnostics.feature_relevance(self._fitted(), self.space.split_variable_names())
+        rel = diagnostics.feature_relevance(self._fitted(), self.space.split_variable_names(),
+                                            self.space.split_variable_inputs(), detail=detail)
+        if detail:
+            names = self.bit_substructures()
+            if names:
+                rel["substructure"] = [names.get(v) for v in rel.index]
+        return rel
+
+    def bit_substructures(self) -> dict[str, str]:
+        """Split variable name (``key_fingerprint_k``) -> the substructures that set that
+        fingerprint bit in the input's molecules, for every molecular input split by BoFire's
+        ``Fingerprints`` (``space.molecules.bit_substructures``); empty without one."""
+        from bofire_bark.space.molecules import bit_substructures
+        from bofire_bark.space.split_space import check_encodings
+
+        encodings = check_encodings(self.inputs, self.settings.categorical_encodings)
+        out = {}
+        for d, key in enumerate(self.space.keys):
+            names = self.space.descriptor_names[d]
+            if names is None:
+                continue
+            found = bit_substructures(self.space.categories[d], encodings[key], names)
+            out.update({f"{key}_{name}": text for name, text in found.items()})
+        return out
 
     def to_inference_data(self):
         """The MCMC traces as an ArviZ ``InferenceData`` (``az.rhat``, ``az.plot_trace``...)."""

@@ -58,7 +58,7 @@ def main(n_iterations: int = 8) -> None:
               f"yield {y:5.1f}  best {experiments['yield'].max():5.1f}  "
               f"({result.solver}, {result.status})")
     print("\nwhich descriptors the forest split on:")
-    print(strategy.feature_relevance()[["split_prob", "split_share"]].round(3))
+    print(strategy.feature_relevance(detail=True)[["split_prob", "split_share"]].round(3))
 
 
 if __name__ == "__main__":

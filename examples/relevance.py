@@ -4,8 +4,10 @@ Run: python examples/relevance.py [out_dir]   (default: out/figures/)
 
 Loads ``specs/screening.json`` (ten inputs, ``split_prior="dirichlet"``), runs a few ask/tell
 rounds against a simulated lab whose yield depends on the catalyst, the temperature and the
-residence time only, then prints ``feature_relevance()``, plots it (``relevance.png``) and
-writes ArviZ's trace plot of the chains (``trace.png``; needs ``bofire-bark[diagnostics]``).
+residence time only, then prints ``feature_relevance()`` and draws, with
+``bofire_bark.plots`` (the ``[plots]`` extra), the relevance (``relevance.png``), the response
+over temperature and residence time (``response.png``), the best yield so far
+(``progress.png``) and the chains' traces (``trace.png``).
 """
 
 from __future__ import annotations
@@ -15,15 +17,11 @@ import sys
 from pathlib import Path
 
 import bofire.strategies.api as strategies
-import matplotlib
 import numpy as np
 import pandas as pd
 from bofire.data_models.strategies.api import RandomStrategy
 
-from bofire_bark import load_spec  # importing bofire_bark registers BARK with BoFire
-
-matplotlib.use("Agg")  # no screen needed
-import matplotlib.pyplot as plt  # noqa: E402
+from bofire_bark import load_spec, plots  # importing bofire_bark registers BARK with BoFire
 
 ROOT = Path(__file__).parents[1]
 FIGURES = ROOT / "out" / "figures"  # git-ignored (/out/): running leaves the tree clean
@@ -37,18 +35,6 @@ def lab(batch: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     time_ = -np.log(batch["residence_time"] / 15.0) ** 2 * 4.0
     y = 40.0 + catalyst + temp + time_ + rng.normal(0.0, 1.5, len(batch))
     return batch.assign(**{"yield": np.clip(y, 0.0, 100.0).round(1), "valid_yield": 1})
-
-
-def plot_relevance(rel: pd.DataFrame, path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(6, 4))
-    y = np.arange(len(rel))[::-1]
-    ax.errorbar(rel.split_prob, y, fmt="o", xerr=[rel.split_prob - rel.split_prob_q05,
-                                                   rel.split_prob_q95 - rel.split_prob])
-    ax.set_yticks(y, rel.index)
-    ax.set_xlabel("split probability (posterior mean, 90 % interval)")
-    ax.set_title("Which inputs the forest uses")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
 
 
 def main(out_dir: str | None = None, n_rounds: int = 3) -> None:
@@ -71,22 +57,17 @@ def main(out_dir: str | None = None, n_rounds: int = 3) -> None:
 
     rel = strategy.feature_relevance()
     print(rel.round(3).to_string())
-    plot_relevance(rel, out / "relevance.png")
-    print(f"wrote {out / 'relevance.png'}")
-
-    try:
-        import arviz as az
-    except ImportError:
-        print("pip install 'bofire-bark[diagnostics]' for R-hat, ESS and the trace plot")
-        return
-    idata = strategy.surrogate.to_inference_data()
-    print(az.summary(idata, var_names=["log_marginal_likelihood", "noise_var",
-                                       "split_concentration"], kind="diagnostics"))
-    axes = az.plot_trace(idata, var_names=["log_marginal_likelihood", "noise_var",
-                                           "leaves_per_tree"])
-    axes[0, 0].figure.tight_layout()
-    axes[0, 0].figure.savefig(out / "trace.png", dpi=100)
-    print(f"wrote {out / 'trace.png'}")
+    print(strategy.fit_summary().round(2).to_string())
+    # plots return figures and never show them: save each
+    figures = {
+        "relevance.png": plots.plot_relevance(strategy).figure,
+        "response.png": plots.plot_response(strategy, "temperature", "residence_time"),
+        "progress.png": plots.plot_progress(strategy, n_initial=16).figure,
+        "trace.png": plots.plot_traces(strategy),
+    }
+    for name, fig in figures.items():
+        fig.savefig(out / name, dpi=110)
+        print(f"wrote {out / name}")
 
 
 if __name__ == "__main__":

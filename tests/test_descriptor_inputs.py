@@ -68,9 +68,18 @@ def test_an_untried_category_follows_its_descriptor_neighbours(encoding, follows
 def test_relevance_names_the_descriptor_that_matters():
     model = BARKSurrogate(SurrogateModel(inputs=inputs(), outputs=outputs(), **FAST))
     model.fit(step_data())
-    rel = model.feature_relevance()
+    rel = model.feature_relevance(detail=True)
     assert set(rel.index) == {"s_x", "s_noise", "t"}
     assert rel.index[0] == "s_x", rel
+    assert rel.loc["s_noise", "input"] == "s"
+    # by default one row per BoFire input: s counts both its descriptors, draw by draw
+    per_input = model.feature_relevance()
+    assert list(per_input.index) == ["s", "t"] and per_input.loc["s", "variables"] == 2
+    for col in ("split_prob", "split_share"):
+        assert per_input.loc["s", col] == pytest.approx(rel.loc[["s_x", "s_noise"], col].sum())
+    # the interval is that of the sum, not a sum of intervals
+    assert per_input.loc["s", "split_prob_q05"] >= rel.loc[["s_x", "s_noise"],
+                                                           "split_prob_q05"].sum() - 1e-12
 
 
 def test_dump_of_a_descriptor_model_loads_and_a_forged_rule_is_refused():

@@ -111,3 +111,34 @@ def test_strategy_spec_with_a_featurizer_round_trips_and_asks():
     assert pick in [s for s, a in zip(ALCOHOLS, allowed, strict=True) if a]
     # the untried alcohols of five carbons or more (hexanol .. decanol) score higher
     assert len(pick) - 1 >= 6, pick
+
+
+def test_relevance_per_input_and_named_bits():
+    """A chemist's question, "does the molecule matter more than t?", is one row per input;
+    in detail each bit names the substructure that sets it, checked against RDKit's own
+    substructure search for the bit of a CH2 group."""
+    from bofire.data_models.features.api import ContinuousInput
+    from rdkit import Chem
+
+    inputs = Inputs(features=[molecules().get_by_key("m"),
+                              ContinuousInput(key="t", bounds=(0, 1))])
+    data = chain_data()
+    data["t"] = np.linspace(0, 1, len(data))
+    model = BARKSurrogate(SurrogateModel(inputs=inputs, outputs=outputs(), **FAST))
+    model.fit(data)
+    rel = model.feature_relevance()
+    d = model.space.feature_index("m")
+    n_bits = len(model.space.descriptor_names[d])
+    assert list(rel.index) == ["m", "t"], rel
+    assert rel.loc["m", "variables"] == n_bits > 1 and rel.loc["t", "variables"] == 1
+    detail = model.feature_relevance(detail=True)
+    assert len(detail) == n_bits + 1 and (detail.input == "m").sum() == n_bits
+    named = detail.substructure.dropna()
+    assert len(named) == n_bits and pd.isna(detail.loc["t", "substructure"])
+    ch2 = [v for v, text in named.items() if "[CH2]" in text.split(" | ")]
+    assert ch2, named
+    col = model.space.descriptor_names[d].index(ch2[0].removeprefix("m_"))
+    has_bit = model.space.descriptors[d][:, col] > 0
+    has_ch2 = [Chem.MolFromSmiles(s).HasSubstructMatch(Chem.MolFromSmarts("[CH2;D2]"))
+               for s in ALCOHOLS]
+    np.testing.assert_array_equal(has_bit, has_ch2)

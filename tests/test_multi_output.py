@@ -182,3 +182,46 @@ def test_bo_beats_random_search_on_a_known_front():
         rand = pd.concat([data, start(domain, 15, seed=100 + seed)], ignore_index=True)
         wins += _hypervolume(strategy.experiments, 0.7) > _hypervolume(rand, 0.7)
     assert wins >= 4
+
+
+def test_models_and_diagnostics_by_output_default_to_the_first_goal_declared(
+        monkeypatch, caplog):
+    """Outputs declared yield, impurity, cost: BoFire's outputs.get() sorts them (cost first),
+    yet the default model is yield's; every output's model, relevance and last fit is there
+    by key, and a warning of a fit names its output."""
+    import logging
+
+    from bofire_bark import diagnostics
+
+    dom = Domain(inputs=toy_domain().inputs, outputs=Outputs(features=[
+        ContinuousOutput(key="yield", objective=MaximizeObjective()),
+        ContinuousOutput(key="impurity", objective=MinimizeObjective()),
+        ContinuousOutput(key="cost", objective=MinimizeObjective())]))
+    assert dom.outputs.get_keys()[0] == "cost"
+    X = start(toy_domain(), 8, seed=3).rename(columns={
+        "f1": "yield", "f2": "impurity", "imp": "cost", "valid_f1": "valid_yield",
+        "valid_f2": "valid_impurity", "valid_imp": "valid_cost"})
+    # every fit warns (no R-hat is below 0), so each output's warning can be read
+    monkeypatch.setattr(diagnostics, "RHAT_WARN", -1.0)
+    with caplog.at_level(logging.INFO, logger="bofire_bark"):
+        strategy = strategies.map(BARKStrategy(domain=dom, seed=0, surrogate_specs=FAST.model_copy(
+            update={"max_sampling_sweeps": 0})))
+        strategy.tell(X)
+    assert strategy.surrogate is strategy.surrogates["yield"] is strategy.model_of()
+    assert "use 'yield', the first goal declared" in caplog.text
+    pd.testing.assert_frame_equal(strategy.feature_relevance(),
+                                  strategy.surrogates["yield"].feature_relevance())
+    pd.testing.assert_frame_equal(strategy.feature_relevance(output="cost"),
+                                  strategy.surrogates["cost"].feature_relevance())
+    assert strategy.last_fit() is strategy.surrogates["yield"].last_fit
+    assert strategy.last_fit("cost") is strategy.surrogates["cost"].last_fit
+    summary = strategy.fit_summary()
+    assert sorted(summary.index) == ["cost", "impurity", "yield"]
+    assert summary.loc["cost", "seconds"] == strategy.last_fit("cost").seconds
+    assert "fitted 3 outputs in" in caplog.text
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING
+              and "chains have not mixed" in r.getMessage()]
+    assert sorted(m.split(":")[0] for m in warned) == [
+        "BARK 'cost'", "BARK 'impurity'", "BARK 'yield'"], warned
+    with pytest.raises(ValueError, match="output: no model of output 'colour'"):
+        strategy.last_fit("colour")

@@ -452,6 +452,15 @@ class SplitSpace:
                 out.extend(f"{key}_{name}" for name in table_names)
         return out
 
+    def split_variable_inputs(self) -> list[str]:
+        """The input key of each split variable of ``engine_space`` (same order as
+        ``split_variable_names``): the descriptors of an input all name that input."""
+        out = []
+        for key, table_names in zip(self.keys, self.descriptor_names, strict=True):
+            n = 0 if table_names is None else len(table_names)
+            out.extend([key] * (n + (table_names is None or self.subset_splits)))
+        return out
+
     def engine_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Fresh writable, C-contiguous copies of the per-feature arrays for numba kernels.
 
