@@ -48,3 +48,8 @@ LIBRARY_LIMIT = 100_000
 # engine/priors.py and the data model's field for the measurements), or "uniform".
 SPLIT_PRIORS = ("uniform", "dirichlet")
 DEFAULT_SPLIT_PRIOR = "dirichlet"
+
+# Prior of the noise variance of the standardized output: BART's inverse gamma (the paper's),
+# or a log-normal (BoFire's GP default, Hvarfner et al. 2024); engine/priors.py.
+NOISE_PRIORS = ("inverse_gamma", "lognormal")
+DEFAULT_NOISE_PRIOR = "inverse_gamma"

@@ -24,7 +24,9 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
     """The engine's settings from the data model's."""
     return MCMCSettings(
         n_trees=settings.n_trees, alpha=settings.alpha, beta=settings.beta,
-        noise_nu=settings.noise_nu, noise_q=settings.noise_q, noise_step=settings.noise_step,
+        noise_nu=settings.noise_nu, noise_q=settings.noise_q, noise_prior=settings.noise_prior,
+        noise_loc=settings.noise_loc, noise_scale=settings.noise_scale,
+        noise_step=settings.noise_step,
         likelihood=settings.likelihood, split_prior=settings.split_prior,
         label_swap_every=settings.label_swap_every,
     )

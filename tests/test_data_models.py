@@ -110,7 +110,10 @@ def test_at_least_four_specs():
     ("settings", "field"),
     [({"n_trees": 0}, "n_trees"), ({"alpha": 1.0}, "alpha"), ({"beta": -1}, "beta"),
      ({"noise_q": 1.5}, "noise_q"), ({"n_chains": 0}, "n_chains"),
-     ({"thinning": 0}, "thinning"), ({"burn_in": -1}, "burn_in"), ({"trees": 5}, "trees")],
+     ({"thinning": 0}, "thinning"), ({"burn_in": -1}, "burn_in"), ({"trees": 5}, "trees"),
+     ({"noise_prior": "gamma"}, "noise_prior"), ({"noise_loc": float("nan")}, "noise_loc"),
+     ({"noise_loc": float("-inf")}, "noise_loc"), ({"noise_scale": 0.0}, "noise_scale"),
+     ({"noise_scale": float("inf")}, "noise_scale")],
 )
 def test_bad_settings_name_the_field(settings, field):
     with pytest.raises(ValidationError, match=field):

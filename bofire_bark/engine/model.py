@@ -15,9 +15,10 @@ from bofire_bark.engine.checks import check_space, check_X, check_y
 from bofire_bark.engine.forest import Space, split_variables
 from bofire_bark.engine.predict import SampleSystems, predict_samples
 from bofire_bark.engine.priors import (
+    draw_noise_prior,
     draw_prior_forest,
     draw_split_prior,
-    noise_prior_scale,
+    noise_prior,
     tree_prior,
 )
 from bofire_bark.engine.rng import seed_states
@@ -152,8 +153,8 @@ def sample_prior(
     X = check_X(X, space)
     y = check_y(y, len(X))
     state = seed_states(seed, 1)[0]
-    shape = settings.noise_nu / 2.0
-    scale = noise_prior_scale(settings.noise_nu, settings.noise_q)
+    noise = noise_prior(settings.noise_prior, settings.noise_nu, settings.noise_q,
+                        settings.noise_loc, settings.noise_scale)
     gen = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
     prior = tree_prior(settings.alpha, settings.beta, space, settings.split_prior == "dirichlet")
     shapes = np.empty(len(space.var_col))
@@ -166,7 +167,7 @@ def sample_prior(
                      "split_concentration": float(prior.conc[0])}
         f = draw_prior_forest(state, space, settings.n_trees, settings.alpha, settings.beta,
                               prior=prior)
-        sigma2 = scale / gen.gamma(shape)
+        sigma2 = draw_noise_prior(gen, noise)
         drawn.append((f, sigma2, extra))
     ys, y_mean, y_std = standardize(y)
     return Posterior(stack_samples(drawn), *space[:4], np.ascontiguousarray(X, dtype=np.float64),

@@ -22,9 +22,11 @@ the splittable features). The sparse prior (DART, Linero 2018; not in the paper)
 ``s ~ Dirichlet(a/P, ..., a/P)`` on the P split variables that can split the whole domain, with
 ``a / (a + P) ~ Beta(0.5, 1)``; ``update_split_probs`` samples s and a given the forest.
 
-Noise prior on standardized outputs: ``sigma_y^2 ~ InvGamma(shape=nu/2, scale=nu*lam/2)``,
-with ``lam`` chosen so that ``P(sigma_y^2 < 1) = q`` (BART's calibration with the data
-variance, which is 1 after standardization). Paper defaults: nu=3, q=0.9.
+Noise prior on standardized outputs, one of two: ``sigma_y^2 ~ InvGamma(shape=nu/2,
+scale=nu*lam/2)``, with ``lam`` chosen so that ``P(sigma_y^2 < 1) = q`` (BART's calibration
+with the data variance, which is 1 after standardization; paper defaults nu=3, q=0.9), or
+``log sigma_y^2 ~ N(loc, scale^2)`` (a log-normal; loc=-4, scale=1 is BoFire's GP default,
+Hvarfner et al. 2024, "Vanilla Bayesian Optimization Performs Great in High Dimensions").
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 from numba import njit
 from scipy import optimize, stats
 
+from bofire_bark.defaults import NOISE_PRIORS
 from bofire_bark.engine.forest import (
     CATEGORICAL,
     DISCRETE,
@@ -103,11 +106,21 @@ def root_splittable(space: Space) -> np.ndarray:
     return out
 
 
-class NoisePrior(NamedTuple):
-    """InvGamma(shape, scale) prior of the noise variance (floats, standardized units)."""
+# codes of NoisePrior.kind, in the order of defaults.NOISE_PRIORS
+INVERSE_GAMMA = 0
+LOGNORMAL = 1
 
-    shape: float
-    scale: float
+
+class NoisePrior(NamedTuple):
+    """Prior of the noise variance (standardized units), as numbers for the kernels.
+
+    ``kind`` INVERSE_GAMMA: InvGamma(shape ``a``, scale ``b``); LOGNORMAL: log sigma^2 ~
+    N(``a``, ``b``^2). ``a``, ``b`` floats.
+    """
+
+    kind: int
+    a: float
+    b: float
 
 
 @njit(cache=True, nogil=True)
@@ -450,10 +463,37 @@ def noise_prior_scale(nu: float, q: float) -> float:
     return math.exp(optimize.brentq(miss, -30.0, 30.0, xtol=1e-14))
 
 
+def noise_prior(kind: str, nu: float, q: float, loc: float, scale: float) -> NoisePrior:
+    """The ``NoisePrior`` named ``kind`` (one of ``NOISE_PRIORS``): the inverse gamma of
+    ``nu`` and ``q``, or the log-normal of ``loc`` and ``scale`` (the other two unused)."""
+    if kind == "inverse_gamma":
+        return NoisePrior(INVERSE_GAMMA, nu / 2.0, noise_prior_scale(nu, q))
+    if kind == "lognormal":
+        if not (math.isfinite(loc) and math.isfinite(scale) and scale > 0.0):
+            raise ValueError(f"noise_loc must be finite and noise_scale finite and > 0, got "
+                             f"{loc!r}, {scale!r}")
+        return NoisePrior(LOGNORMAL, float(loc), float(scale))
+    raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {kind!r}")
+
+
+def draw_noise_prior(gen: np.random.Generator, prior: NoisePrior) -> float:
+    """One noise variance from ``prior`` (numpy's generator ``gen``)."""
+    if prior.kind == LOGNORMAL:
+        return float(math.exp(prior.a + prior.b * gen.standard_normal()))
+    return prior.b / gen.gamma(prior.a)
+
+
 @njit(cache=True, nogil=True)
 def log_noise_prior(sigma2, prior):
-    """Log density of the InvGamma ``prior`` (a ``NoisePrior``) at sigma2, up to a constant."""
-    return -(prior.shape + 1.0) * math.log(sigma2) - prior.scale / sigma2
+    """Log density of the ``prior`` (a ``NoisePrior``) at sigma2, up to a constant.
+
+    The log-normal's density in sigma2 carries the 1 / sigma2 of the change from log sigma2
+    (the noise step adds the softplus Jacobian on top).
+    """
+    if prior.kind == LOGNORMAL:
+        z = (math.log(sigma2) - prior.a) / prior.b
+        return -math.log(sigma2) - 0.5 * z * z
+    return -(prior.a + 1.0) * math.log(sigma2) - prior.b / sigma2
 
 
 def draw_prior_forest(state: np.ndarray, space, m: int, alpha: float, beta: float,

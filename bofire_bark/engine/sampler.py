@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from bofire_bark.defaults import DEFAULT_SPLIT_PRIOR, SPLIT_PRIORS
+from bofire_bark.defaults import DEFAULT_NOISE_PRIOR, DEFAULT_SPLIT_PRIOR, SPLIT_PRIORS
 from bofire_bark.engine.blas import single_threaded_blas
 from bofire_bark.engine.forest import (
     FOREST_KEYS,
@@ -39,8 +39,7 @@ from bofire_bark.engine.likelihood import (
     leaf_quad_logdet,
 )
 from bofire_bark.engine.priors import (
-    NoisePrior,
-    noise_prior_scale,
+    noise_prior,
     root_splittable,
     tree_prior,
     update_split_probs,
@@ -62,13 +61,18 @@ MODES = {"flat": FLAT, "n": NSPACE, "leaf": LEAFSPACE}
 @dataclass(frozen=True)
 class MCMCSettings:
     """Sampler settings; defaults are the paper's (m=50, alpha=0.95, beta=2, nu=3, q=0.9),
-    except the split prior: the library's (``bofire_bark.defaults.DEFAULT_SPLIT_PRIOR``)."""
+    except the split prior: the library's (``bofire_bark.defaults.DEFAULT_SPLIT_PRIOR``).
+    ``noise_prior`` "inverse_gamma" reads ``noise_nu`` and ``noise_q``, "lognormal"
+    ``noise_loc`` and ``noise_scale`` (priors.py)."""
 
     n_trees: int = 50
     alpha: float = 0.95
     beta: float = 2.0
     noise_nu: float = 3.0
     noise_q: float = 0.9
+    noise_prior: str = DEFAULT_NOISE_PRIOR
+    noise_loc: float = -4.0
+    noise_scale: float = 1.0
     noise_step: float = 0.5
     refresh_every: int = 200
     likelihood: str = "auto"
@@ -230,8 +234,9 @@ class Chain:
                              f"{settings.split_prior!r}")
         self.tree_prior = tree_prior(settings.alpha, settings.beta, self.space,
                                      settings.split_prior == "dirichlet")
-        self.noise_prior = NoisePrior(settings.noise_nu / 2.0,
-                                      noise_prior_scale(settings.noise_nu, settings.noise_q))
+        self.noise_prior = noise_prior(settings.noise_prior, settings.noise_nu,
+                                       settings.noise_q, settings.noise_loc,
+                                       settings.noise_scale)
         self.state = np.array(rng_state, dtype=np.uint64, copy=True)
         self.forest = empty_forest(settings.n_trees, capacity, n_words(self.n_values))
         self.sigma2 = np.array([1.0])

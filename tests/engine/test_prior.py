@@ -138,6 +138,65 @@ def test_flat_chain_noise_matches_inverse_gamma():
     np.testing.assert_allclose(np.quantile(draws, qs), prior.ppf(qs), rtol=0.10)
 
 
+def flat_noise_draws(settings, seed: int, n_draws: int, thin: int = 1) -> np.ndarray:
+    """sigma2 of a one-tree flat chain every ``thin`` sweeps after 1,000 sweeps of burn-in."""
+    space = continuous_space(1)
+    chain = Chain(space, settings, seed_states(seed, 1)[0])
+    chain.set_data(*dummy_data(space))
+    chain.run(1000)
+    draws = np.empty(n_draws)
+    for i in range(n_draws):
+        chain.run(thin)
+        draws[i] = chain.sigma2[0]
+    assert 0.5 < chain.stats[3, 1] / chain.stats[3, 0] < 0.99
+    return draws
+
+
+def lognormal_fit(draws: np.ndarray, loc: float, scale: float, thin: int) -> tuple[float, float]:
+    """KS p-value of every ``thin``-th draw against LogNormal(loc, scale) on sigma2, and the
+    largest error of the 10/50/90 % quantiles of log sigma2 (all draws) in prior sds."""
+    p = stats.kstest(np.log(draws[::thin]), stats.norm(loc, scale).cdf).pvalue
+    qs = np.array([0.1, 0.5, 0.9])
+    err = np.quantile(np.log(draws), qs) - stats.norm(loc, scale).ppf(qs)
+    return float(p), float(np.max(np.abs(err)) / scale)
+
+
+# (loc, scale): BoFire's default, and a narrow prior at the data's scale, where a Jacobian
+# error (a shift of scale^2 in log sigma2) is small against the prior's sd
+LOGNORMAL_CASES = [(-4.0, 1.0), (0.0, 0.4)]
+
+
+@pytest.mark.parametrize(("loc", "scale"), LOGNORMAL_CASES)
+def test_flat_chain_noise_matches_lognormal(loc, scale):
+    """sigma2 draws of a flat chain ~ LogNormal(loc, scale): KS on a thinned series (the lag-50
+    autocorrelation of log sigma2 is about 0.01-0.03, measured) and quantiles of log sigma2
+    within 0.1 prior sds (about 5 standard errors); the same check refuses a chain whose prior
+    lacks the 1 / sigma2 of the log-normal density (its target is LogNormal(loc + scale^2,
+    scale)) or counts it twice (measured: quantiles off by 0.4-1.0 prior sds, KS p < 1e-40)."""
+    settings = MCMCSettings(n_trees=1, likelihood="flat", noise_prior="lognormal",
+                            noise_loc=loc, noise_scale=scale)
+    draws = flat_noise_draws(settings, seed=3, n_draws=100_000)
+    p, err = lognormal_fit(draws, loc, scale, thin=50)
+    assert p > P_MIN, f"noise draws differ from the log-normal prior (KS p={p:.2e})"
+    assert err < 0.1, f"log sigma2 quantiles off by {err:.3f} prior sds"
+
+    # the targets of the two Jacobian errors, sampled by the same chain: both must fail
+    for shift in (scale**2, -(scale**2)):
+        wrong = MCMCSettings(n_trees=1, likelihood="flat", noise_prior="lognormal",
+                             noise_loc=loc + shift, noise_scale=scale)
+        p, err = lognormal_fit(flat_noise_draws(wrong, seed=4, n_draws=100_000), loc, scale,
+                               thin=50)
+        assert p < P_MIN and err > 0.1, (shift, p, err)
+
+
+def test_noise_prior_choice_is_checked():
+    with pytest.raises(ValueError, match="noise_prior"):
+        Chain(continuous_space(1), MCMCSettings(noise_prior="gamma"), seed_states(0, 1)[0])
+    with pytest.raises(ValueError, match="noise_scale"):
+        Chain(continuous_space(1), MCMCSettings(noise_prior="lognormal", noise_scale=0.0),
+              seed_states(0, 1)[0])
+
+
 def test_prior_sampler_matches_tree_and_noise_priors():
     """sample_prior draws independent forests: chi2 on leaf counts, means within 4 standard
     errors, and KS plus quantiles (10 % relative) on sigma2 (20,000 one-tree draws, so a 5 %
@@ -170,6 +229,12 @@ def test_prior_sampler_matches_tree_and_noise_priors():
     assert p > P_MIN, f"prior sampler sigma2 (KS p={p:.2e})"
     qs = np.array([0.1, 0.5, 0.9])
     np.testing.assert_allclose(np.quantile(sigma2, qs), prior.ppf(qs), rtol=0.10)
+
+    lognormal = MCMCSettings(n_trees=1, noise_prior="lognormal", noise_loc=-4.0,
+                             noise_scale=1.0)
+    sigma2 = sample_prior(*dummy_data(space), space, lognormal, n_samples=20_000, seed=6)
+    p = stats.kstest(np.log(sigma2.samples["sigma2"]), stats.norm(-4.0, 1.0).cdf).pvalue
+    assert p > P_MIN, f"prior sampler log-normal sigma2 (KS p={p:.2e})"
 
 
 # ------------------------------------------- features that run out of splits (mixed space)
