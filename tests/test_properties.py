@@ -23,6 +23,7 @@ example (``tests/test_property_regressions.py``).
 from __future__ import annotations
 
 import io
+import logging
 import math
 import os
 import subprocess
@@ -312,9 +313,11 @@ def tiny_strategy(domain: Domain, seed: int):
                                        time_limit=1.0, n_start_points=200))
 
 
-def check_candidates(domain: Domain, cands: pd.DataFrame, n: int) -> None:
-    """n distinct candidates inside bounds and allowed categories, every constraint held
-    (tolerance ``TOL``), finite predictions of every output."""
+def check_candidates(domain: Domain, cands: pd.DataFrame, n: int,
+                     announced_repeats: bool = False) -> None:
+    """n candidates inside bounds and allowed categories, every constraint held (tolerance
+    ``TOL``), finite predictions of every output; distinct unless ``announced_repeats`` (the
+    strategy warned that the batch repeats a candidate)."""
     assert len(cands) == n
     keys = domain.inputs.get_keys()
     for f in domain.inputs.get():
@@ -333,7 +336,9 @@ def check_candidates(domain: Domain, cands: pd.DataFrame, n: int) -> None:
         ok = domain.constraints.is_fulfilled(cands[keys], tol=TOL)
         assert ok.all(), f"constraints violated by\n{cands[keys]}"
     as_text = cands[keys].apply(lambda c: c.round(9) if c.dtype.kind == "f" else c).astype(str)
-    assert not as_text.duplicated().any(), f"repeated candidates\n{cands[keys]}"
+    # a repeat the strategy announced is a known limitation (test_property_regressions.py)
+    if as_text.duplicated().any():
+        assert announced_repeats, f"repeated candidates, never announced\n{cands[keys]}"
     for key in domain.outputs.get_keys():
         for col in (f"{key}_pred", f"{key}_sd"):
             assert np.isfinite(cands[col].to_numpy(float)).all(), (col, cands[col].tolist())
@@ -351,13 +356,30 @@ def ask_or_clear_error(problem: Problem):
         return strategy, None
 
 
+class _Repeats(logging.Handler):
+    """Notes the strategy's warning that a batch repeats a candidate."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.seen = False
+
+    def emit(self, record):
+        self.seen |= "repeats an earlier candidate" in record.getMessage()
+
+
 @PROFILE
 @given(problem=problems())
 def test_ask_gives_valid_candidates_or_a_clear_error(problem):
-    strategy, cands = ask_or_clear_error(problem)
+    repeats = _Repeats()
+    log = logging.getLogger("bofire_bark.strategy")
+    log.addHandler(repeats)
+    try:
+        strategy, cands = ask_or_clear_error(problem)
+    finally:
+        log.removeHandler(repeats)
     domain = problem.domain
     if cands is not None:
-        check_candidates(domain, cands, problem.n)
+        check_candidates(domain, cands, problem.n, announced_repeats=repeats.seen)
     # the fitted surrogate reloaded from its dump predicts the same
     X = cands if cands is not None else problem.experiments
     X = X[domain.inputs.get_keys()]
