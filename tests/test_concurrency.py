@@ -166,3 +166,31 @@ def test_descriptor_table_cache_under_threads(fake_featurizer, monkeypatch):
     finally:
         sys.setswitchinterval(interval)
     assert len(split_space._TABLES) <= split_space._TABLES_SIZE
+
+
+# ------------------------------------------------- one strategy shared between threads
+def test_one_strategy_used_from_two_threads_at_once_is_refused(monkeypatch):
+    spec = BARKStrategy(domain=small_domain(), seed=0, surrogate_specs=TINY,
+                        time_limit=10.0, n_start_points=200)
+    strategy = strategies.map(spec)
+    strategy.tell(data(0))
+    inside, release = threading.Event(), threading.Event()
+    solve = strategy._solve
+
+    def held(*args, **kwargs):  # the first thread stays inside ask until released
+        inside.set()
+        assert release.wait(60)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(strategy, "_solve", held)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(strategy.ask, 1)
+        assert inside.wait(120)
+        with pytest.raises(RuntimeError, match="in use by another thread.*its own"):
+            strategy.ask(1)
+        with pytest.raises(RuntimeError, match="in use by another thread"):
+            strategy.tell(data(1))
+        release.set()
+        assert len(first.result()) == 1
+    monkeypatch.undo()
+    assert len(strategy.ask(1)) == 1  # free again once the first thread left
