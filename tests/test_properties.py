@@ -28,7 +28,7 @@ import math
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import bofire.strategies.api as strategies
@@ -36,11 +36,25 @@ import bofire.surrogates.api as surrogates
 import numpy as np
 import pandas as pd
 import pytest
+from bofire.data_models.acquisition_functions.api import (
+    qEHVI,
+    qEI,
+    qLogEHVI,
+    qLogEI,
+    qLogNEHVI,
+    qLogNEI,
+    qNEHVI,
+    qNEI,
+    qPI,
+    qUCB,
+)
 from bofire.data_models.constraints.api import (
     LinearEqualityConstraint,
     LinearInequalityConstraint,
     NChooseKConstraint,
+    NonlinearEqualityConstraint,
     NonlinearInequalityConstraint,
+    ProductEqualityConstraint,
     ProductInequalityConstraint,
 )
 from bofire.data_models.domain.api import Constraints, Domain, Inputs, Outputs
@@ -65,6 +79,7 @@ from hypothesis import strategies as st
 import bofire_bark  # noqa: F401  (registration)
 from bofire_bark.data_models import BARKSettings, BARKStrategy
 from bofire_bark.optimize import InfeasibleDomainError
+from bofire_bark.supported import GOAL_OBJECTIVES
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=15, deadline=None, database=None,
@@ -87,9 +102,10 @@ class Problem:
     experiments: pd.DataFrame
     n: int
     seed: int
+    options: dict = field(default_factory=dict)  # acquisition_function, scalarization
 
     def __repr__(self) -> str:  # what a failure prints: enough to rebuild the example
-        return (f"Problem(n={self.n}, seed={self.seed},\n"
+        return (f"Problem(n={self.n}, seed={self.seed}, options={self.options!r},\n"
                 f"domain={self.domain.model_dump_json()},\n"
                 f"experiments={self.experiments.to_dict(orient='list')})")
 
@@ -203,16 +219,34 @@ def _product(draw, conts, point):
                                        rhs=value + draw(st.sampled_from([0.0, 0.5])))
 
 
+def _nonlinear_equality(draw, conts, point):
+    a, b = draw(st.lists(st.sampled_from(conts), min_size=2, max_size=2, unique=True))
+    form, value = draw(st.sampled_from(NONLINEAR))
+    rhs = value(point[a], point[b])
+    return NonlinearEqualityConstraint(expression=form.format(a=a, b=b) + f" - ({rhs!r})",
+                                       features=[a, b])
+
+
+def _product_equality(draw, conts, point):
+    feats = draw(st.lists(st.sampled_from(conts), min_size=2, max_size=2, unique=True))
+    exps = [draw(st.sampled_from([1.0, 2.0])) for _ in feats]
+    sign = draw(st.sampled_from([1, -1]))
+    value = sign * math.prod(point[f] ** e for f, e in zip(feats, exps, strict=True))
+    return ProductEqualityConstraint(features=feats, exponents=exps, sign=sign, rhs=value)
+
+
 @st.composite
-def constraints_at(draw, inputs, point):
-    """0-2 supported constraints that all hold at ``point``."""
+def constraints_at(draw, inputs, point, mip: bool = False):
+    """0-2 supported constraints that all hold at ``point``; nonlinear and product
+    equalities (which need the MIP: one Maximize/Minimize output) when ``mip``."""
     conts = inputs.get_keys(ContinuousInput)
     out = []
     if len(conts) < 2:
         return out
+    kinds = ["lin_ineq", "lin_eq", "nchoosek", "nonlinear", "product"]
+    kinds += ["nl_eq", "prod_eq"] if mip else []
     for _ in range(draw(st.integers(0, 2))):
-        kind = draw(st.sampled_from(["lin_ineq", "lin_eq", "nchoosek", "nonlinear",
-                                     "product"]))
+        kind = draw(st.sampled_from(kinds))
         if kind == "lin_ineq":
             c = _linear(draw, conts, point, equality=False)
         elif kind == "lin_eq":
@@ -221,8 +255,12 @@ def constraints_at(draw, inputs, point):
             c = _nchoosek(draw, inputs, point)
         elif kind == "nonlinear":
             c = _nonlinear(draw, conts, point)
-        else:
+        elif kind == "product":
             c = _product(draw, conts, point)
+        elif kind == "nl_eq":
+            c = _nonlinear_equality(draw, conts, point)
+        else:
+            c = _product_equality(draw, conts, point)
         if c is not None:
             out.append(c)
     return out
@@ -283,10 +321,24 @@ def problems(draw):
     keys = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=6, unique=True))
     inputs = Inputs(features=[draw(draw(st.sampled_from(KINDS))(k)) for k in keys])
     point = {f.key: draw(st.sampled_from(point_values(f))) for f in inputs.get()}
-    constraints = draw(constraints_at(inputs, point))
     n_out = draw(st.integers(1, 3))
     outputs = [ContinuousOutput(key=f"y{i}", objective=draw(objectives(goal=i == 0)))
                for i in range(n_out)]
+    maxmin = [o for o in outputs if isinstance(o.objective, MaximizeObjective
+                                               | MinimizeObjective)]
+    single = n_out == 1 and len(maxmin) == 1
+    constraints = draw(constraints_at(inputs, point, mip=single))
+    mip = any(isinstance(c, NonlinearEqualityConstraint | ProductEqualityConstraint)
+              for c in constraints)
+    # the acquisition functions the data model accepts for these outputs (the MIP: qUCB)
+    acqfs = [qUCB(beta=draw(st.sampled_from([0.0, 1.0, 3.8416])))]
+    if single and not mip:
+        acqfs += [qEI(), qLogEI(), qNEI(), qLogNEI(), qPI()]
+    elif len(maxmin) >= 2 and len(maxmin) == sum(
+            type(o.objective) in GOAL_OBJECTIVES for o in outputs):
+        acqfs += [qEHVI(), qLogEHVI(), qNEHVI(), qLogNEHVI()]
+    options = {"acquisition_function": draw(st.sampled_from(acqfs)),
+               "scalarization": draw(st.sampled_from(["chebyshev", "weighted_sum"]))}
     domain = Domain(inputs=inputs, outputs=Outputs(features=outputs),
                     constraints=Constraints(constraints=constraints))
 
@@ -304,13 +356,14 @@ def problems(draw):
         y = [math.nan if i in nan else v for i, v in enumerate(y)]
         X[out.key] = y
         X[f"valid_{out.key}"] = 1
-    return Problem(domain, X, draw(st.integers(1, 3)), draw(st.integers(0, 2**31 - 1)))
+    return Problem(domain, X, draw(st.integers(1, 3)), draw(st.integers(0, 2**31 - 1)),
+                   options)
 
 
 # ------------------------------------------------------------------------ properties
-def tiny_strategy(domain: Domain, seed: int):
+def tiny_strategy(domain: Domain, seed: int, **options):
     return strategies.map(BARKStrategy(domain=domain, seed=seed, surrogate_specs=TINY,
-                                       time_limit=1.0, n_start_points=200))
+                                       time_limit=1.0, n_start_points=200, **options))
 
 
 def check_candidates(domain: Domain, cands: pd.DataFrame, n: int,
@@ -347,7 +400,7 @@ def check_candidates(domain: Domain, cands: pd.DataFrame, n: int,
 def ask_or_clear_error(problem: Problem):
     """(strategy, candidates) of tell-then-ask; candidates None after an error that names
     its cause."""
-    strategy = tiny_strategy(problem.domain, problem.seed)
+    strategy = tiny_strategy(problem.domain, problem.seed, **problem.options)
     strategy.tell(problem.experiments)
     try:
         return strategy, strategy.ask(problem.n)
@@ -409,7 +462,7 @@ import json, sys
 sys.path.insert(0, {tests!r})
 from test_properties import fixed_problem, tiny_strategy
 p = fixed_problem()
-s = tiny_strategy(p.domain, p.seed)
+s = tiny_strategy(p.domain, p.seed, **p.options)
 s.tell(p.experiments)
 # json of Python floats round-trips them exactly (pandas' to_json rounds to 10 digits)
 print("CANDIDATES" + json.dumps(s.ask(p.n)[p.domain.inputs.get_keys()].to_dict(orient="list")))
@@ -438,7 +491,7 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 def test_same_seed_same_candidates_in_a_new_process():
     p = fixed_problem()
-    s = tiny_strategy(p.domain, p.seed)
+    s = tiny_strategy(p.domain, p.seed, **p.options)
     s.tell(p.experiments)
     here = s.ask(p.n)[p.domain.inputs.get_keys()]
     (there,) = run_children(1, dict(os.environ))
@@ -451,7 +504,7 @@ def test_two_processes_share_one_new_numba_cache(tmp_path):
     """Two processes start at once on one empty NUMBA_CACHE_DIR: both compile and write it,
     both succeed, with the same candidates as this process."""
     p = fixed_problem()
-    s = tiny_strategy(p.domain, p.seed)
+    s = tiny_strategy(p.domain, p.seed, **p.options)
     s.tell(p.experiments)
     here = s.ask(p.n)[p.domain.inputs.get_keys()]
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
