@@ -457,23 +457,36 @@ def fixed_problem() -> Problem:
         derandomize=True, database=None, max_examples=5000, phases=[Phase.generate]))
 
 
+def write_case(p: Problem, path: Path) -> Path:
+    """The strategy's spec, experiments and batch size of ``p`` as JSON (Python floats
+    round-trip exactly): a new process rebuilds the case without Hypothesis, whose draws
+    depend on the modules a process has loaded."""
+    spec = BARKStrategy(domain=p.domain, seed=p.seed, surrogate_specs=TINY, time_limit=1.0,
+                        n_start_points=200, **p.options)
+    path.write_text(json.dumps({"spec": spec.model_dump_json(), "n": p.n,
+                                "experiments": p.experiments.to_dict(orient="list")}))
+    return path
+
+
 _CHILD = """
 import json, sys
-sys.path.insert(0, {tests!r})
-from test_properties import fixed_problem, tiny_strategy
-p = fixed_problem()
-s = tiny_strategy(p.domain, p.seed, **p.options)
-s.tell(p.experiments)
-# json of Python floats round-trips them exactly (pandas' to_json rounds to 10 digits)
-print("CANDIDATES" + json.dumps(s.ask(p.n)[p.domain.inputs.get_keys()].to_dict(orient="list")))
+import bofire.strategies.api as strategies
+import pandas as pd
+import bofire_bark
+from bofire_bark.data_models import BARKStrategy
+case = json.loads(open(sys.argv[1]).read())
+s = strategies.map(BARKStrategy.model_validate_json(case["spec"]))
+s.tell(pd.DataFrame(case["experiments"]))
+cands = s.ask(case["n"])[s.domain.inputs.get_keys()]
+print("CANDIDATES" + json.dumps(cands.to_dict(orient="list")))
 """
 
 
-def run_children(count: int, env: dict) -> list[pd.DataFrame]:
-    """Run ``count`` new processes at once on ``fixed_problem``; their candidates."""
-    code = _CHILD.format(tests=str(Path(__file__).parent))
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env)
+def run_cases(path: Path, count: int, env: dict) -> list[pd.DataFrame]:
+    """Run ``count`` new processes at once on the case at ``path``; their candidates."""
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, str(path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env)
              for _ in range(count)]
     out = []
     for proc in procs:
@@ -484,18 +497,22 @@ def run_children(count: int, env: dict) -> list[pd.DataFrame]:
     return out
 
 
+def ask_here(path: Path) -> pd.DataFrame:
+    case = json.loads(path.read_text())
+    s = strategies.map(BARKStrategy.model_validate_json(case["spec"]))
+    s.tell(pd.DataFrame(case["experiments"]))
+    return s.ask(case["n"])[s.domain.inputs.get_keys()]
+
+
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True),
                                   check_dtype=False, rtol=1e-12, atol=1e-12)
 
 
-def test_same_seed_same_candidates_in_a_new_process():
-    p = fixed_problem()
-    s = tiny_strategy(p.domain, p.seed, **p.options)
-    s.tell(p.experiments)
-    here = s.ask(p.n)[p.domain.inputs.get_keys()]
-    (there,) = run_children(1, dict(os.environ))
-    _same(here, there)
+def test_same_seed_same_candidates_in_a_new_process(tmp_path):
+    case = write_case(fixed_problem(), tmp_path / "case.json")
+    (there,) = run_cases(case, 1, dict(os.environ))
+    _same(ask_here(case), there)
 
 
 @pytest.mark.skipif(os.environ.get("BOFIRE_BARK_SKIP_COLD_CACHE") == "1",
@@ -503,12 +520,10 @@ def test_same_seed_same_candidates_in_a_new_process():
 def test_two_processes_share_one_new_numba_cache(tmp_path):
     """Two processes start at once on one empty NUMBA_CACHE_DIR: both compile and write it,
     both succeed, with the same candidates as this process."""
-    p = fixed_problem()
-    s = tiny_strategy(p.domain, p.seed, **p.options)
-    s.tell(p.experiments)
-    here = s.ask(p.n)[p.domain.inputs.get_keys()]
+    case = write_case(fixed_problem(), tmp_path / "case.json")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
-    first, second = run_children(2, env)
+    first, second = run_cases(case, 2, env)
     assert any((tmp_path / "numba").rglob("*.nbi"))  # the children did use the shared dir
+    here = ask_here(case)
     _same(first, here)
     _same(second, here)
