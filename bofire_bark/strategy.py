@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -104,6 +106,37 @@ class BARKStrategy(PredictiveStrategy):
         self.single = len(modelled) == 1 and type(goal.objective) in (
             MaximizeObjective, MinimizeObjective)
         self.last_results: list = []
+        self._caller: int | None = None  # the thread inside ask or tell (_one_caller)
+        self._caller_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _one_caller(self, what: str):
+        """Refuse a second thread while one is inside ``ask`` or ``tell`` (its own nested
+        calls pass): a strategy holds experiments, pending candidates, chains and a seed
+        stream, and two threads interleaving them would mix runs silently."""
+        me = threading.get_ident()
+        with self._caller_lock:
+            if self._caller not in (None, me):
+                raise RuntimeError(
+                    f"BARKStrategy.{what}: this strategy is in use by another thread; a "
+                    "strategy is not thread-safe: give each thread its own "
+                    "(strategies.map(data_model)) or hold a lock around ask and tell")
+            outer = self._caller is None
+            self._caller = me
+        try:
+            yield
+        finally:
+            if outer:
+                with self._caller_lock:
+                    self._caller = None
+
+    def ask(self, *args, **kwargs) -> pd.DataFrame:
+        with self._one_caller("ask"):
+            return super().ask(*args, **kwargs)
+
+    def tell(self, *args, **kwargs):
+        with self._one_caller("tell"):
+            return super().tell(*args, **kwargs)
 
     @property
     def input_preprocessing_specs(self):

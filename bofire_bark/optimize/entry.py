@@ -512,8 +512,10 @@ def _explain_infeasible(grid, acq, posteriors, proven: bool) -> None:
             missed.append(f"{lim.text}: even the upper confidence bound reaches at best "
                           f"{best:.4g}")
     if not missed and proven:
-        missed = [lim.text for lim in acq.limits]
-        missed[-1] += " (each reachable alone, not together with the domain's constraints)"
+        # a TargetObjective is two limits with one text; the root's bound was too loose to
+        # single one out, so nothing says that each is reachable alone
+        missed = list(dict.fromkeys(lim.text for lim in acq.limits))
+        missed[-1] += " (the search proved that no feasible point meets them all)"
     if missed:
         raise InfeasibleOutputLimitError(
             "No candidate can meet the output limit(s) under the model: " + "; ".join(missed)

@@ -513,7 +513,7 @@ def _raise_limits(acq, posteriors: dict, U: np.ndarray) -> None:
             missed.append(f"{lim.text}: even the upper confidence bound reaches at best "
                           f"{best:.4g}")
     if not missed:
-        missed = [lim.text for lim in acq.limits]
+        missed = list(dict.fromkeys(lim.text for lim in acq.limits))  # Target: two sides
         missed[-1] += " (each reachable alone, not together at one point)"
     raise InfeasibleOutputLimitError(
         "No candidate of the finite domain can meet the output limit(s) under the model: "

@@ -28,6 +28,7 @@ Molecular and task inputs (and any input type not listed above) are refused with
 from __future__ import annotations
 
 import difflib
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,7 +171,28 @@ def _splits_by_descriptors(encoding) -> bool:
     return isinstance(encoding, MolFeatures) or encoding == CategoricalEncodingEnum.DESCRIPTOR
 
 
+# Featurized tables by (feature, SMILES, featurizer), least recently used first. Bounded: a
+# long-lived process (a service answering many domains) would otherwise keep every table;
+# locked: strategies in threads share it, and an eviction racing another would fail.
 _TABLES: dict[tuple, tuple[np.ndarray, tuple[str, ...]]] = {}
+_TABLES_SIZE = 32
+_TABLES_LOCK = threading.Lock()
+
+
+def _cached_molecular_table(feature, encoding) -> tuple[np.ndarray, tuple[str, ...]]:
+    cache_key = (feature.key, tuple(feature.categories), encoding.model_dump_json())
+    with _TABLES_LOCK:
+        hit = _TABLES.pop(cache_key, None)
+        if hit is not None:
+            _TABLES[cache_key] = hit  # now the most recently used
+            return hit
+    # featurize outside the lock (seconds for large libraries); two threads may both do it
+    hit = _molecular_table(feature, encoding)
+    with _TABLES_LOCK:
+        _TABLES[cache_key] = hit
+        while len(_TABLES) > _TABLES_SIZE:
+            del _TABLES[next(iter(_TABLES))]
+    return hit
 
 
 def descriptor_table(feature: CategoricalInput, encoding=CategoricalEncodingEnum.DESCRIPTOR
@@ -179,7 +201,8 @@ def descriptor_table(feature: CategoricalInput, encoding=CategoricalEncodingEnum
     take two values or more over its categories (all of them, allowed or not). For a
     ``CategoricalDescriptorInput`` its own table; for a ``CategoricalMolecularInput`` the
     table BoFire's featurizer ``encoding`` computes from the SMILES (fingerprint bits are
-    0/1 descriptors: "has substructure k"), computed once per feature and featurizer.
+    0/1 descriptors: "has substructure k"), computed once per feature and featurizer (the
+    last ``_TABLES_SIZE`` kept).
 
     Raises:
         ValueError: naming the feature (and descriptor and category) of a missing or
@@ -187,10 +210,7 @@ def descriptor_table(feature: CategoricalInput, encoding=CategoricalEncodingEnum
             without RDKit installed (the ``[chem]`` extra).
     """
     if isinstance(encoding, MolFeatures):
-        cache_key = (feature.key, tuple(feature.categories), encoding.model_dump_json())
-        if cache_key not in _TABLES:
-            _TABLES[cache_key] = _molecular_table(feature, encoding)
-        table, names = _TABLES[cache_key]
+        table, names = _cached_molecular_table(feature, encoding)
     else:
         table = np.asarray(feature.values, dtype=np.float64).reshape(len(feature.categories),
                                                                      -1)
