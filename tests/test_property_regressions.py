@@ -106,3 +106,26 @@ def test_a_target_out_of_reach_end_to_end():
         strategy.ask(1)  # a candidate is fine; an error must name the limit once
     except InfeasibleOutputLimitError as err:
         assert str(err).count(TARGET) == 1, str(err)
+
+
+# A nonlinear inequality tight at the bounds leaves a feasible set of one face or corner of
+# the box; the grid search tried the box's centre and random points only, and raised
+# InfeasibleDomainError (found by the long profile: a product inequality x1**3 * temp**2 <=
+# rhs met only at temp's upper bound).
+@pytest.mark.parametrize("expression", ["1 - x * z", "1 - x**2 + 0 * z", "1 - x + 0 * z"])
+def test_a_feasible_set_on_the_bounds_is_found(expression):
+    from bofire.data_models.constraints.api import NonlinearInequalityConstraint
+    from bofire.data_models.domain.api import Constraints
+
+    domain = Domain(
+        inputs=Inputs(features=[ContinuousInput(key="x", bounds=(0.0, 1.0)),
+                                ContinuousInput(key="z", bounds=(0.0, 1.0))]),
+        outputs=Outputs(features=[ContinuousOutput(key="y", objective=MaximizeObjective())]),
+        constraints=Constraints(constraints=[NonlinearInequalityConstraint(
+            expression=expression, features=["x", "z"])]))
+    data = pd.DataFrame({"x": [0.2, 0.5, 0.9], "z": [0.1, 0.5, 0.7], "y": [0.0, 1.0, 0.5],
+                         "valid_y": 1})
+    strategy = tiny_strategy(domain, 0)
+    strategy.tell(data)
+    cands = strategy.ask(1)
+    assert domain.constraints.is_fulfilled(cands, tol=1e-5).all(), cands

@@ -182,4 +182,20 @@ def box_point(grid: Grid, cons: Constraints, lo, hi, cat, rng) -> tuple[np.ndarr
         for x in X:
             if cons.satisfied(x):
                 return x, False
+        # a nonlinear inequality tight at the bounds leaves one face or corner feasible
+        # (x * z >= 1 on [0, 1]^2), which random points never hit: try the box's
+        # faces through the centre and its two extreme corners, after the draws above so
+        # that the random stream of every other box is unchanged
+        x0 = centre(grid, lo, hi, cat)
+        ordered = [j for j in range(grid.d) if grid.box.kinds[j] != CATEGORICAL]
+        for end in (xlo, xhi):
+            corner = x0.copy()
+            corner[ordered] = end[ordered]
+            if cons.satisfied(corner):
+                return corner, False
+            for j in ordered:
+                face = x0.copy()
+                face[j] = end[j]
+                if cons.satisfied(face):
+                    return face, False
     return None, False
