@@ -30,6 +30,8 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
 - ``BARK-NEHVI``: ``BARKStrategy(domain=..., seed=seed, acquisition_function=qLogNEHVI())``,
   the library's defaults otherwise: the expected hypervolume improvement over the posterior
   samples (``bofire_bark.optimize.hypervolume``), Mobo's rule.
+- ``BARK-NEHVI-LN``: as ``BARK-NEHVI`` with ``surrogate_specs=BARKSettings(noise_prior=
+  "lognormal")`` (BoFire's GP noise prior, the lever of ``results/noise_prior``).
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
@@ -136,9 +138,11 @@ from benchmarks.bo import (
 from benchmarks.plots import _fmt, embed, finished_only, sign_test_p
 
 DEFAULT_OUT = REPO / "results" / "mo"
-METHODS = ("BARK", "BARK-NEHVI", "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
+METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-Chebyshev", "Mobo", "Qparego",
+           "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
-COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-Chebyshev": "tab:olive",
+COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
+          "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
 # derive_reference("Detergent") with its defaults; fixed here so a library change cannot move it
@@ -351,6 +355,9 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
                                 surrogate_specs=BARKSettings(split_prior="uniform"))
         if method == "BARK-NEHVI":
             return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI())
+        if method == "BARK-NEHVI-LN":
+            return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
+                                surrogate_specs=BARKSettings(noise_prior="lognormal"))
         if method == "BARK-Chebyshev":
             return BARKStrategy(domain=domain, seed=seed)
         if method == "Mobo":
