@@ -164,6 +164,10 @@ class SearchSettings:
             raise ValueError(f"n_cuts must be >= 0, got {self.n_cuts}")
 
 
+# How output limits enter the hypervolume rules (``AcquisitionSettings.output_limits``).
+OUTPUT_LIMITS = ("optimistic", "probability")
+
+
 @dataclass(frozen=True)
 class AcquisitionSettings(SearchSettings):
     """``SearchSettings`` plus what the strategy sets per solve.
@@ -174,11 +178,15 @@ class AcquisitionSettings(SearchSettings):
         kappa: the UCB's exploration weight (qUCB's sqrt(beta); default 1.96, see
             ``optimize.entry``).
         seed: seeds the starting sample and the solver's randomization.
+        output_limits: how output limits enter the hypervolume rules: "optimistic" (a
+            candidate's integrated UCB meets every limit) or "probability" (each sample's
+            improvement weighed by its probability of meeting them; ``optimize.hypervolume``).
     """
 
     rule: str = "ucb"
     kappa: float = DEFAULT_KAPPA
     seed: int | None = 0
+    output_limits: str = "optimistic"
 
     @classmethod
     def from_search(cls, search: SearchSettings, **more) -> AcquisitionSettings:
@@ -195,6 +203,9 @@ class AcquisitionSettings(SearchSettings):
         """Raise ValueError for an unknown rule, a bad kappa or ``sign`` (the ranges of the
         search's fields are checked when the object is made)."""
         self.acquisition_rule.validate()
+        if self.output_limits not in OUTPUT_LIMITS:
+            raise ValueError(f"output_limits must be one of {OUTPUT_LIMITS}, got "
+                             f"{self.output_limits!r}")
         if sign not in (1, -1, 1.0, -1.0):
             raise ValueError(f"sign must be +1 (maximize) or -1 (minimize), got {sign}.")
 

@@ -351,7 +351,8 @@ def acquisition_settings(data_model: DataModel):
 
     rule, kappa = acquisition_rule(data_model.acquisition_function)
     return AcquisitionSettings.from_search(data_model.acquisition_optimizer, rule=rule,
-                                           kappa=kappa, seed=None)
+                                           kappa=kappa, seed=None,
+                                           output_limits=data_model.output_limits)
 
 
 def _repeats(x: np.ndarray, pending: list[np.ndarray]) -> bool:

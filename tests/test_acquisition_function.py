@@ -112,6 +112,9 @@ def test_rules_other_than_ucb_refuse_what_they_cannot_search():
         BARKStrategy(domain=domain(constraints=[eq]), acquisition_function=qLogEI())
     # the UCB keeps them
     BARKStrategy(domain=domain(outputs=two), acquisition_function=qUCB(beta=4.0))
+    # but meets output limits optimistically only
+    with pytest.raises(ValueError, match="output_limits 'probability': only the hypervolume"):
+        BARKStrategy(domain=domain(outputs=limit), output_limits="probability")
 
 
 @pytest.mark.parametrize("path", sorted(SPECS.glob("*.json")), ids=lambda p: p.stem)
@@ -165,12 +168,14 @@ def test_strategy_candidates_maximize_the_rule(acqf, objective):
         pending = space.encode(cand.iloc[: i + 1])
 
 
-@pytest.mark.parametrize("acqf", [qEHVI(), qLogNEHVI()])
+@pytest.mark.parametrize(("acqf", "limits"), [(qEHVI(), "optimistic"),
+                                              (qLogNEHVI(), "optimistic"),
+                                              (qLogNEHVI(), "probability")])
 @pytest.mark.parametrize("library", [False, True])
-def test_hypervolume_rules_ask_on_several_outputs(acqf, library):
-    """Two objectives and an output limit, continuous (grid search) or finite (enumeration):
-    a batch of 2 distinct candidates; each grid candidate's value is the exact EHVI and
-    scores at least 300 random points; one objective is refused."""
+def test_hypervolume_rules_ask_on_several_outputs(acqf, limits, library):
+    """Two objectives and an output limit (pruning or weighing), continuous (grid search) or
+    finite (enumeration): a batch of 2 distinct candidates with a proven bound; one objective
+    is refused."""
     from bofire.data_models.features.api import DiscreteInput
     from bofire.data_models.objectives.api import MaximizeSigmoidObjective
 
@@ -190,7 +195,9 @@ def test_hypervolume_rules_ask_on_several_outputs(acqf, library):
     X["w"] = X["y"] - X["z"]
     X["valid_z"] = X["valid_w"] = 1
     strategy = strategies.map(BARKStrategy(domain=d, seed=2, acquisition_function=acqf,
-                                           surrogate_specs=FAST, time_limit=10.0))
+                                           surrogate_specs=FAST, time_limit=10.0,
+                                           output_limits=limits))
+    assert strategy.acquisition_settings().output_limits == limits
     strategy.tell(X)
     cand = strategy.ask(2)
     assert len(cand.drop_duplicates(subset=["x1", "x2", "c"])) == 2

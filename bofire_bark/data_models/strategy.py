@@ -26,7 +26,7 @@ from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
 # Defaults and what the searches can express are declared at the bottom of the package
 # (no optimizer import here).
 from bofire_bark.defaults import DEFAULT_BETA, LIBRARY_LIMIT, MIP_SOLVERS
-from bofire_bark.settings import SearchSettings
+from bofire_bark.settings import OUTPUT_LIMITS, SearchSettings
 from bofire_bark.space.finite import EQUALITIES_NEEDING_MIP, plan_search, several_outputs
 from bofire_bark.space.split_space import check_encodings
 from bofire_bark.supported import (
@@ -70,7 +70,9 @@ class BARKStrategy(PredictiveStrategy):
     Minimize and CloseToTarget objectives are combined by ``scalarization`` (random weights
     per candidate for "chebyshev"); MaximizeSigmoid, MinimizeSigmoid and Target objectives are
     output limits, constraints of the same search that the output's upper confidence bound
-    must meet (``bofire_bark.optimize.outputs``). Outputs without an objective are modelled
+    must meet (``bofire_bark.optimize.outputs``), or, under a hypervolume rule with
+    ``output_limits="probability"``, weights: each sample's improvement times its probability
+    of meeting every limit (``bofire_bark.optimize.hypervolume``). Outputs without an objective are modelled
     for their predictions (BoFire's candidates carry them) and left out of the acquisition.
     """
 
@@ -96,6 +98,12 @@ class BARKStrategy(PredictiveStrategy):
         "(augmented Chebyshev with random weights per candidate, the rule of BoFire's "
         "QparegoStrategy) or 'weighted_sum' (the objectives' w). Not used by the hypervolume "
         "rules.")] = "chebyshev"
+    output_limits: Annotated[Literal[OUTPUT_LIMITS], Field(
+        description="How output limits (MaximizeSigmoid, MinimizeSigmoid, Target objectives) "
+        "enter the hypervolume rules: 'optimistic' (a candidate's upper confidence bound "
+        "meets every limit; the only choice under qUCB) or 'probability' (each posterior "
+        "sample's hypervolume improvement weighed by its probability of meeting every "
+        "limit, as BoFire's Mobo weighs its constraints).")] = "optimistic"
     allow_repeats: Annotated[bool, Field(
         description="Finite domains (enumerated): whether a point already measured (a row of "
         "the experiments) or pending (BoFire's candidates, the batch so far) may be proposed "
@@ -172,9 +180,15 @@ class BARKStrategy(PredictiveStrategy):
         """qEI, qLogEI, qNEI, qLogNEI, qPI: one Maximize/Minimize objective; the hypervolume
         rules: two or more Maximize/Minimize objectives (output limits allowed)."""
         name, _ = acquisition_rule(self.acquisition_function)
+        kind = type(self.acquisition_function).__name__
+        if self.output_limits != "optimistic" and type(
+                self.acquisition_function) not in HYPERVOLUME_ACQUISITIONS:
+            raise ValueError(f"output_limits '{self.output_limits}': only the hypervolume "
+                             "rules (qEHVI, qLogEHVI, qNEHVI, qLogNEHVI) weigh output limits "
+                             f"by probability; acquisition_function {kind} meets them "
+                             "optimistically (output_limits='optimistic')")
         if name == "ucb":
             return self
-        kind = type(self.acquisition_function).__name__
         modelled = [f for f in self.domain.outputs.get() if f.objective is not None]
         if type(self.acquisition_function) in HYPERVOLUME_ACQUISITIONS:
             goals = [f for f in modelled if type(f.objective) in GOAL_OBJECTIVES]

@@ -131,8 +131,8 @@ def solve_acquisition(plan, posteriors: dict, acq, domain, space,
         from bofire_bark.optimize.library import build_library, optimize_library
 
         library = build_library(domain, space) if library is None else library
-        return optimize_library(library, posteriors, acq, space, settings.kappa,
-                                pending=pending, exclude=exclude, rule=settings.rule)
+        return optimize_library(library, posteriors, acq, space, settings, pending=pending,
+                                exclude=exclude)
     if plan.several:
         return _run(_Outputs(posteriors, acq, domain, space, pending, plan), settings)
     plus = acq.channels[acq.goals[0].plus]
@@ -365,7 +365,8 @@ class _Outputs:
             from bofire_bark.optimize.hypervolume import build_hypervolume
 
             self.hv = build_hypervolume(self.acq, self.posteriors, self.systems, self.pending,
-                                        noisy=self.rule == "nehvi")
+                                        noisy=self.rule == "nehvi",
+                                        output_limits=settings.output_limits)
 
     def channels(self, X, moments: list | None = None):
         """Channel values (n, C); ``moments``: every output's ``predict_each`` at X, if
@@ -377,12 +378,14 @@ class _Outputs:
             parts.append({1.0: (means + sd).mean(axis=0), -1.0: (sd - means).mean(axis=0)})
         return np.stack([parts[c.output][c.sign] for c in self.acq.channels], axis=-1)
 
-    def score(self, X):  # -inf past an output limit: such a point never becomes the start
+    def score(self, X):  # -inf past a pruning output limit: never the start
         if self.hv is None:
             return self.acq.value(self.channels(X))
         moments = [sys_k.predict_each(X) for sys_k in self.systems]
+        if not self.hv.prunes:
+            return self.hv.values(moments)
         ok = self.acq.slack(self.channels(X, moments)) >= 0.0
-        return np.where(ok, self.hv.values([moments[k] for k in self.hv.outputs]), -np.inf)
+        return np.where(ok, self.hv.values(moments), -np.inf)
 
     def is_feasible(self, X):
         return feasible(self.domain, self.space, self.box, X, tol=1e-6)

@@ -27,6 +27,18 @@ the factor is bounded on the piece m = A by its monotone rule, and on pieces of 
 [a, b] by the factor at m = C - k a (an upper bound of m there) with the monotone rule in s.
 The product of the factors' bounds bounds the product (all are >= 0), the sum over cells the
 sum. On a decided box L = B and every factor is exact, so the bound is the exact value.
+
+Output limits (MaximizeSigmoid, MinimizeSigmoid, Target objectives) either prune (the
+default, ``output_limits="optimistic"``: a point is a candidate while every limit's integrated
+UCB meets it, ``optimize.outputs``) or weigh (``"probability"``): each sample's EHVI is
+multiplied by the probability that sample gives of meeting every limit,
+
+    a(x) = (1/S) sum_s EHVI_s(x) prod_j Phi((m_sj - t_j) / s_sj),
+
+m_sj, s_sj the limit's channel (oriented so the limit reads m >= t) and t_j its standardized
+limit; nothing is pruned. Phi((m - t) / s) is nondecreasing in m and, for fixed m, increasing
+in s below the limit (m < t) and decreasing above, so the same path bound applies
+(``_feasible_max``); each weight is in [0, 1], the product of bounds bounds the product.
 """
 
 from __future__ import annotations
@@ -37,6 +49,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 from scipy.special import ndtr
+
+from bofire_bark.settings import OUTPUT_LIMITS
 
 # Pieces of the line part of the path per factor bound (more: tighter, slower).
 LINE_PIECES = 4
@@ -57,22 +71,53 @@ class Hypervolume:
     goals: tuple[int, ...]
     outputs: tuple[int, ...]
     signs: tuple[float, ...]
+    # output_limits="probability": the limits that weigh (module docstring), else empty
+    weights: tuple[Weight, ...] = ()
+
+    @property
+    def prunes(self) -> bool:
+        """Whether the output limits prune (optimistic) rather than weigh."""
+        return not self.weights
 
     def values(self, moments: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """(1/S) sum_s EHVI_s at n points from each objective's engine (means, variances),
-        (S, n) each, in the order of ``goals``."""
+        """(1/S) sum_s EHVI_s [times the limits' probability] at n points from every output's
+        engine (means, variances), (S, n) each, indexed by output."""
         n = moments[0][0].shape[1]
         out = np.empty(n)
         for a in range(0, n, CHUNK):
             b = min(n, a + CHUNK)
             prod = None
-            for k, (means, variances) in enumerate(moments):
+            for k, q in enumerate(self.outputs):
+                means, variances = moments[q]
                 m = self.signs[k] * means[:, a:b, None]
                 sd = np.sqrt(np.maximum(variances[:, a:b, None], 0.0))
                 f = _psi(m, sd, self.lower[:, k]) - _psi(m, sd, self.upper[:, k])
                 prod = f if prod is None else prod * f
-            out[a:b] = prod.sum(axis=-1).mean(axis=0)  # over cells, then samples
+            each = prod.sum(axis=-1)  # over cells: (S, n)
+            for w in self.weights:
+                means, variances = moments[w.output]
+                each = each * _feasible(w.sign * means[:, a:b],
+                                        np.sqrt(np.maximum(variances[:, a:b], 0.0)),
+                                        w.required)
+            out[a:b] = each.mean(axis=0)
         return out
+
+
+@dataclass(frozen=True)
+class Weight:
+    """One output limit as a probability weight: channel ``channel`` of output ``output``
+    (``sign`` orients it) must reach ``required`` (standardized units)."""
+
+    channel: int
+    output: int
+    sign: float
+    required: float
+
+
+def _feasible(m, sd, t):
+    """P(y >= t) for y ~ N(m, sd^2) (a step at sd = 0)."""
+    pos = sd > 0
+    return np.where(pos, ndtr((m - t) / np.where(pos, sd, 1.0)), (m >= t).astype(np.float64))
 
 
 def _psi(m, sd, a):
@@ -145,13 +190,47 @@ def _factor_max(A, L, B, C, k, lo, hi, pieces):
     return best
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _phi(m, sd, t):
+    if sd <= 0.0:
+        return 1.0 if m >= t else 0.0
+    return 0.5 * math.erfc(-(m - t) / (sd * _SQRT2))
+
+
 @njit(cache=True, nogil=True)
-def ehvi_bound(A, L, B, C, k, lower, upper, pieces):
-    """Upper bound of (1/S) sum_s EHVI_s over a box from each (sample, objective)'s bounds
-    ``A``, ``L``, ``B``, ``C`` (S, K) (module docstring); exact when L == B everywhere."""
+def _feasible_max(A, L, B, C, k, t, pieces):
+    """Upper bound of Phi((m - t) / s) over {m <= A, L <= s <= B, m + k s <= C}."""
+    if L >= B:
+        return _phi(A, B, t)
+    s1 = min(max((C - A) / k, L), B)
+    best = _phi(A, s1 if A < t else L, t)
+    if s1 < B:
+        for j in range(pieces):
+            a = s1 + (B - s1) * j / pieces
+            b = s1 + (B - s1) * (j + 1) / pieces
+            m = min(A, C - k * a)
+            v = _phi(m, b if m < t else a, t)
+            if v > best:
+                best = v
+    return best
+
+
+@njit(cache=True, nogil=True)
+def ehvi_bound(A, L, B, C, k, lower, upper, pieces, WA, WL, WB, WC, required):
+    """Upper bound of (1/S) sum_s EHVI_s prod_j Phi_sj over a box from each (sample,
+    objective)'s bounds ``A``, ``L``, ``B``, ``C`` (S, K) and each (sample, weighing limit)'s
+    ``WA``, ``WL``, ``WB``, ``WC`` (S, J) with its ``required`` (J,) (J = 0: no weights)
+    (module docstring); exact when L == B everywhere."""
     S, K = A.shape
     total = 0.0
     for s in range(S):
+        weight = 1.0
+        for j in range(required.shape[0]):
+            weight *= _feasible_max(WA[s, j], WL[s, j], WB[s, j], WC[s, j], k, required[j],
+                                    pieces)
+        if weight <= 0.0:
+            continue
+        each = 0.0
         for c in range(lower.shape[0]):
             prod = 1.0
             for q in range(K):
@@ -159,13 +238,15 @@ def ehvi_bound(A, L, B, C, k, lower, upper, pieces):
                                     upper[c, q], pieces)
                 if prod <= 0.0:
                     break
-            total += prod
+            each += prod
+        total += weight * each
     return total / S
 
 
 def build_hypervolume(acq, posteriors: dict, systems: list, pending: np.ndarray | None,
-                      noisy: bool) -> Hypervolume:
-    """The cells of an ``outputs.OutputAcquisition``'s objectives (Maximize / Minimize).
+                      noisy: bool, output_limits: str = "optimistic") -> Hypervolume:
+    """The cells of an ``outputs.OutputAcquisition``'s objectives (Maximize / Minimize), and
+    its limits as weights when ``output_limits`` is "probability".
 
     The candidates for the front are the measured points of every modelled output (their
     union); an objective's value there is its measurement where that output was measured
@@ -209,5 +290,11 @@ def build_hypervolume(acq, posteriors: dict, systems: list, pending: np.ndarray 
     ref = reference_point(front if len(front) else Y)
     lower, upper = front_cells(front, ref)
     goals = tuple(g.plus for g in acq.goals)
+    if output_limits not in OUTPUT_LIMITS:
+        raise ValueError(f"output_limits must be one of {OUTPUT_LIMITS}, got {output_limits!r}")
+    weights = () if output_limits == "optimistic" else tuple(
+        Weight(lim.channel, acq.channels[lim.channel].output,
+               float(acq.channels[lim.channel].sign), float(lim.required))
+        for lim in acq.limits)
     return Hypervolume(lower, upper, goals, tuple(acq.channels[c].output for c in goals),
-                       tuple(float(acq.channels[c].sign) for c in goals))
+                       tuple(float(acq.channels[c].sign) for c in goals), weights)

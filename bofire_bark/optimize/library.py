@@ -53,6 +53,7 @@ from bofire_bark.optimize.result import (
     LibraryExhaustedError,
 )
 from bofire_bark.optimize.rules import HYPERVOLUME_RULES, UCB, Rule, rule_value
+from bofire_bark.settings import AcquisitionSettings
 from bofire_bark.space.finite import library_axes
 from bofire_bark.supported import LIBRARY_CONSTRAINTS
 
@@ -385,9 +386,9 @@ def _engine_channels(acq, systems: list, kappa: float, X: np.ndarray) -> np.ndar
     return _channels(acq, moments, kappa)
 
 
-def optimize_library(library: Library, posteriors: dict, acq, space, kappa: float,
-                     pending: np.ndarray | None = None,
-                     exclude: np.ndarray | None = None, rule: str = "ucb") -> AcquisitionResult:
+def optimize_library(library: Library, posteriors: dict, acq, space,
+                     settings: AcquisitionSettings, pending: np.ndarray | None = None,
+                     exclude: np.ndarray | None = None) -> AcquisitionResult:
     """The best point of a finite domain under the acquisition ``acq``, proven (gap 0).
 
     Args:
@@ -396,13 +397,13 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
         acq: objectives, output limits and weights (``outputs.output_acquisition``; one
             Maximize/Minimize objective gives ``optimize_acquisition``'s integrated UCB).
         space: the domain's ``SplitSpace`` (decodes the candidate).
-        kappa: exploration weight.
+        settings: the strategy's ``AcquisitionSettings``; the enumeration reads its rule,
+            kappa and ``output_limits`` (the rules ``rules.RULES``: "ei", "nei", "pi" take one
+            Maximize/Minimize objective without output limits, "ehvi" and "nehvi" two or
+            more, ``optimize.hypervolume``).
         pending: (n_p, D) encoded points every sample is conditioned on (believer).
         exclude: (n_e, D) encoded points never proposed (measured and pending ones); None:
             every feasible point may be proposed.
-        rule: the acquisition rule (``rules.RULES``); "ei", "nei", "pi" take one
-            Maximize/Minimize objective without output limits, "ehvi" and "nehvi" two or
-            more (``optimize.hypervolume``, limits as with the UCB's channels).
 
     Returns:
         ``AcquisitionResult`` with status "optimal", gap 0, bound = ucb, solver
@@ -414,6 +415,7 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
             confidence bound.
     """
     t0 = time.perf_counter()
+    rule, kappa = settings.rule, settings.kappa
     keep = ~library.excluded(exclude)
     if not keep.any():
         raise LibraryExhaustedError(
@@ -429,7 +431,7 @@ def optimize_library(library: Library, posteriors: dict, acq, space, kappa: floa
     t1 = time.perf_counter()
     if rule in HYPERVOLUME_RULES:
         values, rescore = _hypervolume_values(rule, acq, posteriors, systems, X, pending,
-                                              kappa)
+                                              kappa, settings.output_limits)
     elif rule != "ucb":
         values, rescore = _rule_values(Rule(rule, kappa), acq, posteriors, systems, X, pending)
     else:
@@ -476,19 +478,24 @@ def _rule_values(rule: Rule, acq, posteriors: dict, systems: list, X: np.ndarray
 
 
 def _hypervolume_values(rule: str, acq, posteriors: dict, systems: list, X: np.ndarray,
-                        pending, kappa: float):
-    """The expected hypervolume improvement at ``X`` (-inf where an output limit's channel,
-    the UCB with ``kappa``, misses it), by the engine's per-sample predictions
-    (``optimize.hypervolume``), and the same scoring."""
+                        pending, kappa: float, output_limits: str):
+    """The expected hypervolume improvement at ``X`` (optimistic limits: -inf where an output
+    limit's channel, the UCB with ``kappa``, misses it; else weighed by the probability of
+    meeting them), by the engine's per-sample predictions (``optimize.hypervolume``), and the
+    same scoring."""
     from bofire_bark.optimize.hypervolume import CHUNK, build_hypervolume
 
-    hv = build_hypervolume(acq, posteriors, systems, pending, noisy=rule == "nehvi")
+    hv = build_hypervolume(acq, posteriors, systems, pending, noisy=rule == "nehvi",
+                           output_limits=output_limits)
 
     def score(Xs):
         out = np.empty(len(Xs))
         for a in range(0, len(Xs), CHUNK):
             part = Xs[a:a + CHUNK]
-            moments = [systems[k].predict_each(part) for k in hv.outputs]
+            moments = [sys_k.predict_each(part) for sys_k in systems]
+            if not hv.prunes:
+                out[a:a + CHUNK] = hv.values(moments)
+                continue
             ok = acq.slack(_engine_channels(acq, systems, kappa, part)) >= 0.0
             out[a:a + CHUNK] = np.where(ok, hv.values(moments), -np.inf)
         return out

@@ -34,6 +34,7 @@ from bofire_bark.optimize.hypervolume import (
 )
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.settings import AcquisitionSettings
+from bofire_bark.settings import OUTPUT_LIMITS
 from bofire_bark.space import SplitSpace
 from bofire_bark.space.finite import plan_search
 
@@ -80,6 +81,43 @@ def test_factor_bound_over_its_region():
         assert ours >= dense - 1e-12
 
 
+def test_feasibility_bound_over_its_region():
+    """``_feasible_max`` against a dense search of {m <= A, L <= s <= B, m + k s <= C}."""
+    from bofire_bark.optimize.hypervolume import _feasible_max, _phi
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        A = rng.normal()
+        L = rng.uniform(0, 0.4) * rng.integers(2)
+        B = L + rng.uniform(0, 1)
+        k = rng.uniform(0.3, 3)
+        C = A + k * rng.uniform(-0.2, 1.2) * B
+        t = A + rng.normal(0, 0.5)
+        s = np.linspace(L, B, 4001)
+        dense = max(_phi(min(A, C - k * x), x, t) for x in s)
+        assert _feasible_max(A, L, B, C, k, t, 4) >= dense - 1e-12
+
+
+def test_probability_weight_matches_monte_carlo():
+    """The weighed value of one sample against draws of (y1, y2, y3): the hypervolume
+    improvement counted only where y3 meets its limit."""
+    from bofire_bark.optimize.hypervolume import Weight
+
+    rng = np.random.default_rng(5)
+    front = rng.uniform(0, 1, size=(5, 2))
+    lower, upper = front_cells(front, reference_point(front))
+    hv = Hypervolume(lower, upper, (0, 1), (0, 1), (1.0, 1.0),
+                     (Weight(channel=2, output=2, sign=-1.0, required=-0.2),))
+    mu, sd = np.array([0.7, 0.6, 0.1]), np.array([0.3, 0.2, 0.4])
+    moments = [(np.array([[mu[k]]]), np.array([[sd[k] ** 2]])) for k in range(3)]
+    ours = hv.values(moments)[0]
+    Y = mu + sd * rng.normal(size=(400_000, 3))
+    lo, hi = lower[None], np.minimum(upper[None], 1e9)
+    vol = np.prod(np.clip(Y[:, None, :2], lo, hi) - lo, axis=-1).sum(axis=1)
+    vol = vol * (-Y[:, 2] >= -0.2)  # y3 <= 0.2: a MinimizeSigmoid limit
+    assert abs(ours - vol.mean()) < 4 * vol.std() / np.sqrt(len(vol))
+
+
 def two_outputs(limit: bool = False):
     inputs = Inputs(features=[ContinuousInput(key="x1", bounds=(0, 1)),
                               ContinuousInput(key="x2", bounds=(0, 1)),
@@ -100,13 +138,14 @@ def two_outputs(limit: bool = False):
     return domain, space, posts
 
 
-@pytest.fixture(scope="module", params=["plain", "limit"])
+@pytest.fixture(scope="module", params=["plain", "limit", "probability"])
 def job(request):
-    domain, space, posts = two_outputs(request.param == "limit")
+    domain, space, posts = two_outputs(request.param != "plain")
     acq = output_acquisition(domain, posts)
     job = _Outputs(posts, acq, domain, space, None,
                    plan_search(domain, AcquisitionSettings(), space))
-    settings = AcquisitionSettings(rule="ehvi")
+    settings = AcquisitionSettings(rule="ehvi", output_limits="probability"
+                                   if request.param == "probability" else "optimistic")
     job.prepare(settings)
     job.build(settings)
     return job, settings
@@ -168,16 +207,46 @@ def test_a_broken_bound_is_caught(job):
     assert _violations(_grid(job, settings, wrong), job) > 0
 
 
-@pytest.mark.parametrize("rule", ["ehvi", "nehvi"])
-@pytest.mark.parametrize("limit", [False, True])
-def test_search_proves_the_brute_force_optimum(rule, limit):
-    domain, space, posts = two_outputs(limit)
+def test_a_broken_weight_bound_is_caught(job):
+    """Limits raised by 1 sd in the bound only: boxes bounded below a value inside."""
+    job, settings = job
+    if job.hv.prunes:
+        pytest.skip("the limits prune")
+    wrong = dataclasses.replace(job.hv, weights=tuple(
+        dataclasses.replace(w, required=w.required + 1.0) for w in job.hv.weights))
+    assert _violations(_grid(job, settings, wrong), job) > 0
+
+
+def test_probability_weighs_where_optimism_prunes():
+    """The same posteriors: optimistic limits leave -inf where the UCB misses a limit, the
+    probability weight scores every point in [0, EHVI] and never prunes."""
+    domain, space, posts = two_outputs(True)
     acq = output_acquisition(domain, posts)
+    scores = {}
+    for mode in OUTPUT_LIMITS:
+        job = _Outputs(posts, acq, domain, space, None,
+                       plan_search(domain, AcquisitionSettings(), space))
+        settings = AcquisitionSettings(rule="ehvi", output_limits=mode)
+        job.prepare(settings)
+        job.build(settings)
+        scores[mode] = job.score(np.array(list(cells(_grid(job, settings), job.box))))
+    cut = ~np.isfinite(scores["optimistic"])
+    assert cut.any() and np.isfinite(scores["probability"]).all()
+    kept = ~cut
+    assert np.all(scores["probability"][kept] <= scores["optimistic"][kept] + 1e-12)
+
+
+@pytest.mark.parametrize("rule", ["ehvi", "nehvi"])
+@pytest.mark.parametrize("limit", ["none", *OUTPUT_LIMITS])
+def test_search_proves_the_brute_force_optimum(rule, limit):
+    domain, space, posts = two_outputs(limit != "none")
+    acq = output_acquisition(domain, posts)
+    mode = "optimistic" if limit == "none" else limit
     res = optimize_outputs(posts, acq, domain, space, rule=rule, mip_gap=0.0, abs_gap=0.0,
-                           time_limit=60.0)
+                           time_limit=60.0, output_limits=mode)
     job = _Outputs(posts, acq, domain, space, None,
                    plan_search(domain, AcquisitionSettings(), space))
-    settings = AcquisitionSettings(rule=rule)
+    settings = AcquisitionSettings(rule=rule, output_limits=mode)
     job.prepare(settings)
     job.build(settings)
     grid = _grid(job, settings)

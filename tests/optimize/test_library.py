@@ -31,10 +31,11 @@ from bofire_bark.optimize import optimize_acquisition
 from bofire_bark.optimize.library import build_library, optimize_library, sample_moments
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.result import InfeasibleDomainError, LibraryExhaustedError
-from bofire_bark.settings import SearchSettings
+from bofire_bark.settings import AcquisitionSettings, SearchSettings
 from bofire_bark.space.finite import SearchPlan, library_size, plan_search
 
 KAPPA = 1.96
+SETTINGS = AcquisitionSettings(kappa=KAPPA)
 
 
 def finite_domain(constraints=(), objective=None) -> Domain:
@@ -134,7 +135,7 @@ def test_enumeration_is_brute_force_and_grid_search(finite, objective):
     acq = output_acquisition(domain, {"y": post})
     lib = build_library(domain, space)
     assert len(lib.X) == library_size(space) == 48
-    res = optimize_library(lib, {"y": post}, acq, space, KAPPA)
+    res = optimize_library(lib, {"y": post}, acq, space, SETTINGS)
     X = every_point(space)
     values = brute_force(post, X, KAPPA, sign)
     best = int(np.argmax(values))
@@ -162,10 +163,10 @@ def test_pending_points_condition_and_are_excluded(finite):
     acq = output_acquisition(domain, {"y": post})
     lib = build_library(domain, space)
     X = every_point(space)
-    first = optimize_library(lib, {"y": post}, acq, space, KAPPA)
+    first = optimize_library(lib, {"y": post}, acq, space, SETTINGS)
     pending = first.x[None, :]
     measured = post.X
-    res = optimize_library(lib, {"y": post}, acq, space, KAPPA, pending=pending,
+    res = optimize_library(lib, {"y": post}, acq, space, SETTINGS, pending=pending,
                            exclude=np.vstack([measured, pending]))
     values = brute_force(post, X, KAPPA, 1.0, pending)
     known = lib.excluded(np.vstack([measured, pending]))
@@ -174,7 +175,7 @@ def test_pending_points_condition_and_are_excluded(finite):
     assert res.ucb == pytest.approx(values.max(), abs=1e-9)
     assert not any(np.array_equal(res.x, row) for row in np.vstack([measured, pending]))
     # without exclusions the same conditioned posterior may pick a known point
-    free = optimize_library(lib, {"y": post}, acq, space, KAPPA, pending=pending)
+    free = optimize_library(lib, {"y": post}, acq, space, SETTINGS, pending=pending)
     assert free.ucb >= res.ucb
 
 
@@ -183,7 +184,7 @@ def test_everything_excluded_is_a_clear_error(finite):
     lib = build_library(domain, space)
     acq = output_acquisition(domain, {"y": post})
     with pytest.raises(LibraryExhaustedError, match="allow_repeats=True"):
-        optimize_library(lib, {"y": post}, acq, space, KAPPA, exclude=lib.X)
+        optimize_library(lib, {"y": post}, acq, space, SETTINGS, exclude=lib.X)
 
 
 def test_positions_outside_the_enumeration():
@@ -220,7 +221,7 @@ def test_constraints_drop_points(finite):
     assert 0 < ok.sum() < len(X)
     np.testing.assert_array_equal(lib.X, X[ok])
     res = optimize_library(lib, {"y": post}, output_acquisition(domain, {"y": post}), space,
-                           KAPPA)
+                           SETTINGS)
     values = brute_force(post, X, KAPPA, 1.0)
     assert res.ucb == pytest.approx(values[ok].max(), abs=1e-9)
     assert domain.constraints.is_fulfilled(res.candidate).all()
@@ -241,7 +242,7 @@ def test_output_limit_and_two_outputs(finite):
     posteriors = {"y": post, "w": post2}
     acq = output_acquisition(domain, posteriors)
     lib = build_library(domain, space)
-    res = optimize_library(lib, posteriors, acq, space, KAPPA)
+    res = optimize_library(lib, posteriors, acq, space, SETTINGS)
     X = every_point(space)
     parts = {}
     for k, key in enumerate(acq.keys):

@@ -28,6 +28,7 @@ from bofire_bark.optimize.library import build_library, optimize_library
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.problem import build_problem
 from bofire_bark.optimize.rules import EI, PI, SINGLE_OUTPUT_RULES, Rule, region_max
+from bofire_bark.settings import AcquisitionSettings
 
 ALL = [(r, s) for r in SINGLE_OUTPUT_RULES for s in (1.0, -1.0)]
 
@@ -197,7 +198,8 @@ def test_library_returns_the_best_point(rule, sign):
     lib = build_library(domain, space)
     pend = lib.X[[3, 17]]
     acq = output_acquisition(domain, {"y": post})
-    res = optimize_library(lib, {"y": post}, acq, space, 1.96, pending=pend, rule=rule)
+    res = optimize_library(lib, {"y": post}, acq, space, AcquisitionSettings(rule=rule),
+                           pending=pend)
     problem, systems = build_problem(post, domain, space, sign=sign, pending=pend, gps=False,
                                      rule=rule)
     values = _score(problem, systems, lib.X)

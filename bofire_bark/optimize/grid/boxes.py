@@ -201,29 +201,39 @@ class HypervolumeGrid(MultiGrid):
         super().__init__(grids, acq)
         self.hv = hv
         self.sample_of = sample_of  # per channel: (S,) distinct index of each sample
+        self._required = np.array([w.required for w in hv.weights], dtype=np.float64)
         for g in grids:
             g.scratch = [scratch(g.gm.bm, per_sample=True) for _ in range(2)]
 
     def bound(self, lo, hi, cat, thread: int = 0) -> tuple[float, int, int]:
         parts = self.channel_bounds(lo, hi, cat, thread)
-        for lim in self.acq.limits:
-            if parts[lim.channel][0] < lim.required - PRUNE_TOL:
-                return -np.inf, sum(p[1] for p in parts), -1
-        per = [self.grids[c].scratch[thread].per[self.sample_of[c]] for c in self.hv.goals]
-        A, L, B, C = (np.ascontiguousarray(np.stack([p[:, i] for p in per], axis=1))
-                      for i in range(4))
+        if self.hv.prunes:
+            for lim in self.acq.limits:
+                if parts[lim.channel][0] < lim.required - PRUNE_TOL:
+                    return -np.inf, sum(p[1] for p in parts), -1
+        A, L, B, C = self._per_sample(self.hv.goals, thread)
+        W = self._per_sample(tuple(w.channel for w in self.hv.weights), thread)
         ub = float(ehvi_bound(A, L, B, C, self.grids[self.hv.goals[0]].gm.kappa,
-                              self.hv.lower, self.hv.upper, LINE_PIECES))
+                              self.hv.lower, self.hv.upper, LINE_PIECES, *W, self._required))
         n_und = sum(p[1] for p in parts)
         if n_und == 0:
             return ub, 0, -1
-        # branch in the objective whose samples' sd range is widest (a limit channel last)
+        # branch in the channel whose samples' sd range is widest (a pruning limit's last)
         width = {c: float(np.sum(self.grids[c].scratch[thread].per[:, 2]
                                  - self.grids[c].scratch[thread].per[:, 1]))
-                 for c in self.hv.goals}
+                 for c in self.hv.goals + tuple(w.channel for w in self.hv.weights)}
         undecided = [c for c, p in enumerate(parts) if p[1] > 0]
         c = max(undecided, key=lambda c: (width.get(c, -1.0), parts[c][1]))
         return ub, n_und, int(self._split_off[c] + parts[c][2])
+
+    def _per_sample(self, channels: tuple[int, ...], thread: int):
+        """Each channel's per-sample bounds A, L, B, C, every one (S, len(channels))."""
+        if not channels:
+            empty = np.empty((len(self.sample_of[0]), 0))
+            return empty, empty, empty, empty
+        per = [self.grids[c].scratch[thread].per[self.sample_of[c]] for c in channels]
+        return tuple(np.ascontiguousarray(np.stack([p[:, i] for p in per], axis=1))
+                     for i in range(4))
 
     def fit_multipliers(self, target: float, iterations: int, box=None):
         return []
