@@ -32,6 +32,9 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
   samples (``bofire_bark.optimize.hypervolume``), Mobo's rule.
 - ``BARK-NEHVI-LN``: as ``BARK-NEHVI`` with ``surrogate_specs=BARKSettings(noise_prior=
   "lognormal")`` (BoFire's GP noise prior, the lever of ``results/noise_prior``).
+- ``BARK-NEHVI-PoF``: as ``BARK-NEHVI`` with ``output_limits="probability"`` (each
+  sample's improvement weighed by its probability of meeting the output limits; Detergent is
+  the benchmark with limits).
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
@@ -138,10 +141,11 @@ from benchmarks.bo import (
 from benchmarks.plots import _fmt, embed, finished_only, sign_test_p
 
 DEFAULT_OUT = REPO / "results" / "mo"
-METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-Chebyshev", "Mobo", "Qparego",
-           "Entmoot", "Random")
+METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-Chebyshev", "Mobo",
+           "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
+          "BARK-NEHVI-PoF": "tab:pink",
           "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
@@ -358,6 +362,9 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
         if method == "BARK-NEHVI-LN":
             return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
                                 surrogate_specs=BARKSettings(noise_prior="lognormal"))
+        if method == "BARK-NEHVI-PoF":
+            return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
+                                output_limits="probability")
         if method == "BARK-Chebyshev":
             return BARKStrategy(domain=domain, seed=seed)
         if method == "Mobo":
