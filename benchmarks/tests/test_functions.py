@@ -13,13 +13,16 @@ from scipy.optimize import minimize
 
 from benchmarks.functions import (
     BENCHMARKS,
+    TUNING_BENCHMARKS,
     DiscreteAckley,
     DiscreteRosenbrock,
     MixedConstrained,
     PestControl,
     StyblinskiTang,
+    SVRBench,
     TreeFunction,
     TreeFunctionCat,
+    XGBoostMNIST,
     ackley,
     make_benchmark,
     rosenbrock,
@@ -197,3 +200,75 @@ def test_typed_optima_are_what_their_functions_compute():
     for key in ("x1", "x2", "x3", "t"):
         assert opt[key] == pytest.approx(typed[key], abs=1e-6)
     assert y == pytest.approx(MixedConstrained().get_optima()["y"].iloc[0], abs=1e-9)
+
+
+# --------------------------------------------------------------------------------------------
+# The hyperparameter-tuning benchmarks (opt-in: not in BENCHMARKS)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "dim", "kinds"), [
+    ("SVRBench", 53, {"ContinuousInput": 3, "CategoricalInput": 50}),
+    ("XGBoostMNIST", 8, {"ContinuousInput": 4, "DiscreteInput": 1, "CategoricalInput": 3}),
+])
+def test_tuning_benchmarks_are_posed_as_the_paper_and_bark_takes_them(name, dim, kinds):
+    from bofire_bark.data_models import BARKStrategy
+
+    assert name in TUNING_BENCHMARKS and name not in BENCHMARKS  # opt-in by name
+    bench = make_benchmark(name)  # building needs no xgboost: it is imported on evaluation
+    inputs = bench.domain.inputs
+    assert len(inputs) == dim
+    counts = {}
+    for feat in inputs.get():
+        counts[type(feat).__name__] = counts.get(type(feat).__name__, 0) + 1
+    assert counts == kinds
+    BARKStrategy(domain=bench.domain)  # validates
+
+
+def test_svr_bench_bounds_data_and_values():
+    bench = SVRBench()
+    bounds = {k: bench.domain.inputs.get_by_key(k).bounds
+              for k in ("log_epsilon", "log_C", "log_gamma")}
+    assert bounds == {"log_epsilon": (-2.0, 0.0), "log_C": (-2.0, 2.0),
+                      "log_gamma": (-1.0, 1.0)}
+    assert bench.X.shape == (442, 50) and bench.y.shape == (442,)
+    assert len(set(bench.feature_names)) == 50
+    # most correlated first: bmi and s5 lead the diabetes features
+    assert bench.feature_names[:2] == ["bmi", "s5"]
+    X = random_points(bench, 5)
+    y = bench.f(X)["y"].to_numpy()
+    assert np.isfinite(y).all() and (y > 0).all()
+    assert len(np.unique(y)) == 5  # different points, different errors
+    np.testing.assert_array_equal(SVRBench().f(X)["y"].to_numpy(), y)  # deterministic
+    # the features matter: none included predicts the training mean, worse than the best two
+    point = X.iloc[[0]].copy()
+    point[bench.keys] = "exclude"
+    y_none = bench.f(point)["y"].iloc[0]
+    point[["h00", "h01"]] = "include"
+    assert bench.f(point)["y"].iloc[0] < y_none
+    assert y_none == pytest.approx(np.mean([np.mean((yv - yt.mean()) ** 2)
+                                            for _, _, yt, yv in bench._splits]))
+
+
+def test_xgboost_mnist_values_are_finite_deterministic_and_differ():
+    pytest.importorskip("xgboost", reason="XGBoostMNIST needs the [lab] extra's xgboost")
+    bench = XGBoostMNIST()
+    assert len(bench.y_train) == 400 and len(bench.y_val) == 1797 - 400
+    # gbtree points (dart costs seconds each); one dart point for its path
+    X = pd.DataFrame({"log_learning_rate": [-0.5, -1.0, -4.0, -0.5],
+                      "min_split_loss": [0.0, 2.0, 5.0, 0.0],
+                      "subsample": [1.0, 0.5, 0.8, 1.0], "reg_lambda": [1.0, 3.0, 0.5, 1.0],
+                      "max_depth": [6.0, 3.0, 1.0, 4.0],
+                      "booster": ["gbtree", "gbtree", "gbtree", "dart"],
+                      "grow_policy": ["depthwise", "lossguide", "depthwise", "depthwise"],
+                      "objective": ["multi:softprob", "multi:softmax", "multi:softprob",
+                                    "multi:softmax"]}, index=[3, 5, 7, 9])
+    bench.domain.validate_candidates(X, only_inputs=True)
+    y = bench.f(X)["y"]
+    assert list(y.index) == [3, 5, 7, 9]
+    y = y.to_numpy()
+    assert np.isfinite(y).all() and ((y >= 0) & (y <= 1)).all()
+    assert len(np.unique(y[:3])) == 3
+    assert y[0] < 0.2 and y[2] > y[0]  # a tiny learning rate barely learns in 100 rounds
+    # deterministic (on the gbtree rows: the dart row alone takes seconds)
+    np.testing.assert_array_equal(XGBoostMNIST().f(X.iloc[:3])["y"].to_numpy(), y[:3])
