@@ -553,8 +553,9 @@ class SVRBench(Benchmark):
     their 55 products of degree 2 (squares and pairs), of which the 50 with the largest
     absolute correlation with the target on all rows are kept, most correlated first (a
     ranking on all rows, as MCBO ranks on its sample). So the pool mixes informative and weak
-    features, and leaving some out can help. One evaluation takes about 0.05 s (five fits on
-    309 rows). Deterministic: the splits are fixed and libsvm's fit has no randomness.
+    features, and leaving some out can help. One evaluation takes 0.03-0.2 s of CPU (five fits
+    on 309 rows; the most with C = 100 and gamma = 10). Deterministic: the splits are fixed
+    and libsvm's fit has no randomness.
     """
 
     n_features = 50
