@@ -491,6 +491,18 @@ def paired(runs: pd.DataFrame, problem: str, method: str, reference: str) -> dic
             "worse": worse, "p": sign_test_p(better, worse)}
 
 
+# inf (MAX: not found) ranks after every finite value; quantiles between two infs would
+# interpolate to NaN, so they are taken on this stand-in and mapped back
+_NOT_FOUND = 1e300
+
+
+def _quantile(values: pd.Series, q: float) -> float:
+    if not len(values):
+        return np.nan
+    v = float(values.replace(np.inf, _NOT_FOUND).quantile(q))
+    return np.inf if v >= _NOT_FOUND / 10 else v
+
+
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Per problem and method: finished seeds, the metric's median and quartiles, paired
     against ``bark`` and ``sobo``, median seconds per iteration."""
@@ -504,9 +516,8 @@ def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
             row = {"problem": problem, "metric": PROBLEMS[problem].metric,
                    "lower_is_better": PROBLEMS[problem].lower_is_better, "method": method,
                    "runs": int((sub.method == method).sum()), "finished": len(done),
-                   "median": done.value.median() if len(done) else np.nan,
-                   "q25": done.value.quantile(0.25) if len(done) else np.nan,
-                   "q75": done.value.quantile(0.75) if len(done) else np.nan,
+                   "median": _quantile(done.value, 0.5), "q25": _quantile(done.value, 0.25),
+                   "q75": _quantile(done.value, 0.75),
                    "s_per_iteration": sub[sub.method == method].s_per_iteration.median()}
             for ref in ("bark", "sobo"):
                 r = (paired(runs, problem, method, ref) if method != ref

@@ -173,7 +173,10 @@ def test_the_summary_pairs_by_seed_and_signs_the_test():
     assert (mx.vs_sobo_better, mx.vs_sobo_tied, mx.vs_sobo_worse) == (3, 1, 4)
     assert np.isclose(mx.vs_sobo_p, 1.0)
     assert mx["median"] == 35.0  # 5, 10, 20, 30 | 40, 45, 50, inf
-    assert t.loc[("max", "sobo"), "median"] == 22.5
+    sobo = t.loc[("max", "sobo")]
+    assert (sobo["median"], sobo.q25, sobo.q75) == (22.5, 11.5, np.inf)  # two not found
+    assert "| max | iteration the best compound is first held (inf: not found) (lower is " \
+        "better) | sobo | 8 of 8 | 22.5 [11.5, not found] |" in text
     mix = t.loc[("mixture", "bark")]
     assert (mix.vs_sobo_better, mix.vs_sobo_worse) == (0, 8)
     assert np.isclose(mix.vs_sobo_p, 2 / 2 ** 8)
