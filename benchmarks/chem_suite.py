@@ -410,7 +410,9 @@ def run_job(out: Path, problem: str, method: str, seed: int, iterations: int | N
     began = time.perf_counter()
     try:
         p.run(method, seed, iterations, folder, changes)
-    except Exception:  # noqa: BLE001 (one failed job must not stop the suite)
+    # one failed job must not stop the suite (interaction.run_bo refuses rows made under other
+    # settings with SystemExit)
+    except (Exception, SystemExit):  # noqa: BLE001
         error.write_text(traceback.format_exc())
         status = "error"
     else:
@@ -466,9 +468,12 @@ def per_run(out: Path, iterations: int | None = None) -> pd.DataFrame:
         if problem not in PROBLEMS:
             continue
         got = read_job(out, problem, method, seed, iterations)
+        error = (folder / "error.txt").exists()
+        if got is None and error:  # failed before its first row: listed all the same
+            got = {"last": -1, "finished": False, "value": np.nan, "s_per_iteration": np.nan}
         if got is not None:
             rows.append({"problem": problem, "method": method, "seed": seed, **got,
-                         "error": (folder / "error.txt").exists()})
+                         "error": error})
     return pd.DataFrame(rows, columns=["problem", "method", "seed", "last", "finished",
                                        "value", "s_per_iteration", "error"])
 

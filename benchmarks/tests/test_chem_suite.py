@@ -191,3 +191,20 @@ def test_the_summary_pairs_by_seed_and_signs_the_test():
     assert "| 6 / 1 / 1 | 0.125 |" in text
     assert "significantly below (Sobo better on more seeds, sign test p < 0.05) on: " \
            "mixture" in text and "Met: no." in text
+
+
+def test_a_failed_job_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
+    import dataclasses
+
+    def boom(method, seed, iterations, folder, changes):
+        raise ValueError("infeasible mixture proposed")
+
+    monkeypatch.setitem(PROBLEMS, "mixture", dataclasses.replace(PROBLEMS["mixture"], run=boom))
+    results = chem_suite.run(tmp_path, problems=["mixture", "photoswitch"], methods=["random"],
+                             seeds=1, iterations=1)
+    assert sorted((r["problem"], r["status"]) for r in results) == [
+        ("mixture", "error"), ("photoswitch", "done")]
+    error = chem_suite.job_dir(tmp_path, "mixture", "random", 0) / "error.txt"
+    assert "infeasible mixture proposed" in error.read_text()
+    text = chem_suite.summary(tmp_path, iterations=1)
+    assert "stopped with an error (see their `error.txt`): mixture random seed 0." in text
