@@ -143,7 +143,9 @@ def make_problem(name: str):
     raise ValueError(f"unknown problem {name!r}; choose from {PROBLEMS}")
 
 
-def strategy_of(problem: str, method: str, domain, seed: int):
+def strategy_of(problem: str, method: str, domain, seed: int, changes: dict | None = None):
+    """``method``'s strategy on ``problem``; ``changes`` are BARKStrategy keywords on top of a
+    BARK method's (``surrogate_specs``: a dict of settings merged into the method's own)."""
     from bofire.data_models.molfeatures.api import FingerprintsFragments
     from bofire.strategies.api import map as map_strategy
 
@@ -172,11 +174,17 @@ def strategy_of(problem: str, method: str, domain, seed: int):
         specs["categorical_encodings"] = {k: "ONE_HOT" for k in categorical}
     elif problem == "photoswitch":
         specs["categorical_encodings"] = {"smiles": FingerprintsFragments()}
-    return map_strategy(BARKStrategy(domain=domain, surrogate_specs=specs))
+    changes = dict(changes or {})
+    specs.update(changes.pop("surrogate_specs", {}))
+    return map_strategy(BARKStrategy(domain=domain, surrogate_specs=specs, **changes))
 
 
-def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Path) -> None:
-    """One BO run, resumed from the rows of ``runs.csv`` it already has."""
+def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Path,
+            changes: dict | None = None) -> None:
+    """One BO run, resumed from the rows of ``runs.csv`` it already has (``changes``: see
+    ``strategy_of``). ``best`` is the running maximum of ``y``, or the running minimum when
+    the problem says ``minimize = True``."""
+    better = min if getattr(problem, "minimize", False) else max
     runs_csv = out / name / "runs.csv"
     runs_csv.parent.mkdir(parents=True, exist_ok=True)
     done = pd.read_csv(runs_csv) if runs_csv.exists() else pd.DataFrame()
@@ -186,7 +194,7 @@ def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Pa
     if not rows:
         X = problem.initial(seed)
         y = problem.evaluate(X)
-        best = np.maximum.accumulate(y)
+        best = (np.minimum if better is min else np.maximum).accumulate(y)
         rows = [{"method": method, "seed": seed, "iteration": 0, **X.iloc[i].to_dict(),
                  "y": y[i], "best": best[i], "seconds": 0.0} for i in range(len(X))]
         _append(runs_csv, rows)
@@ -196,7 +204,8 @@ def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Pa
         if method == "random":
             X = problem.random(seed, it, measured)
         else:
-            strategy = strategy_of(name, method, problem.domain(measured), seed + 1000 * it)
+            strategy = strategy_of(name, method, problem.domain(measured), seed + 1000 * it,
+                                   changes)
             y_key = strategy.domain.outputs.get_keys()[0]
             frame = pd.DataFrame([{k: r[k] for k in problem.keys} for r in rows])
             frame[y_key] = [r["y"] for r in rows]
@@ -207,7 +216,7 @@ def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Pa
             raise RuntimeError(f"{name} {method} seed {seed}: proposed a measured point")
         y = float(problem.evaluate(X)[0])
         row = {"method": method, "seed": seed, "iteration": it, **X.iloc[0].to_dict(), "y": y,
-               "best": max(rows[-1]["best"], y), "seconds": seconds}
+               "best": better(rows[-1]["best"], y), "seconds": seconds}
         rows.append(row)
         _append(runs_csv, [row])
 

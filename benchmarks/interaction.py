@@ -52,13 +52,16 @@ burn-in; ``resumes`` counts the restarts).
 reference for how a GP explores the untried pair; it refuses the heat budget, so it needs
 ``--no-heat-budget`` (the budget is slack at the optimum; the initial points are the same,
 they satisfy it). Its rows leave the BARK-only columns (the model's view of the pair, sweeps,
-R-hat) empty.
+R-hat) empty. ``--method random`` proposes BoFire's ``RandomStrategy`` points (the heat budget
+kept; no model, so the prediction columns are empty too). From Python, ``run_bo``'s
+``strategy_kwargs`` may give BARK another ``acquisition_function`` (``kappa`` then only
+weighs the pair's UCB in the diagnostic columns).
 
     python -m benchmarks.interaction uncertainty --out results/interaction
         [--seeds 8] [--points 14] [--configs ...] [--set KEY=VALUE ...]
     python -m benchmarks.interaction bo --out results/interaction [--seeds 12]
         [--iterations 20] [--initial 8] [--set split_prior=uniform ...] [--kappa 1.96]
-        [--method bark|sobo] [--no-heat-budget] [--name NAME]
+        [--method bark|sobo|random] [--no-heat-budget] [--name NAME]
     python -m benchmarks.interaction summary --out results/interaction
 
 ``summary`` writes ``uncertainty.md`` and ``bo_summary.md`` (and ``.csv``) from the CSVs.
@@ -417,7 +420,7 @@ def uncertainty_summary(out_dir: Path | str = DEFAULT_OUT) -> str:
 
 BO_CSV = "iterations.csv"
 STARTS = ("random", "no_pair")
-METHODS = ("bark", "sobo")
+METHODS = ("bark", "sobo", "random")
 # surrogate settings every run records explicitly (taken from the data model's defaults when
 # not set), so a change of those defaults cannot slip into a configuration's folder
 PINNED = ("split_prior", "max_sampling_sweeps")
@@ -457,11 +460,12 @@ def read_bo(path: Path) -> pd.DataFrame:
                        dtype={"code": str, "settings": str})
 
 
-def _pair_state(strategy, tried: set) -> dict:
+def _pair_state(strategy, tried: set, kappa: float) -> dict:
     """The model's view of the synergy pair and of the best tried combination, at the good
-    conditions, when the candidate was chosen."""
+    conditions, when the candidate was chosen (the UCB with weight ``kappa``, whatever rule
+    chose the candidate)."""
     grid = combinations()
-    out = combo_summary(strategy.surrogate.posterior, strategy.space, grid, strategy.kappa)
+    out = combo_summary(strategy.surrogate.posterior, strategy.space, grid, kappa)
     pair = out[is_pair(grid)].iloc[0]
     seen = [(s, c) in tried for s, c in zip(grid["solvent"], grid["catalyst"], strict=True)]
     return {"pair_mean": pair["mean"], "pair_sd_latent": pair["sd_latent"],
@@ -475,7 +479,7 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
              heat_budget: bool = True) -> None:
     """Run (or continue from ``rows``) one BO run, appending each new point to ``path``."""
     import bofire.strategies.api as strategies
-    from bofire.data_models.strategies.api import SoboStrategy
+    from bofire.data_models.strategies.api import RandomStrategy, SoboStrategy
 
     import bofire_bark  # noqa: F401  (registers BARK with BoFire)
     from bofire_bark.data_models import BARKSettings, BARKStrategy
@@ -483,9 +487,16 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
     domain = ReactionSynergy(heat_budget=heat_budget).domain
     bark = method == "bark"
     if bark:
-        spec = BARKStrategy(domain=domain, seed=seed, kappa=kappa,
+        # kappa is the UCB's weight: another acquisition_function replaces it
+        weight = {} if "acquisition_function" in strategy_kwargs else {"kappa": kappa}
+        spec = BARKStrategy(domain=domain, seed=seed,
                             surrogate_specs=BARKSettings(**(overrides or {})),
-                            **strategy_kwargs)
+                            **weight, **strategy_kwargs)
+    elif method == "random":
+        # not the initial design's stream (RandomStrategy(seed) drew it), and a resumed run
+        # does not replay its earlier picks
+        stream = int(np.random.SeedSequence([seed, len(rows)]).generate_state(1)[0])
+        spec = RandomStrategy(domain=domain, seed=stream, **strategy_kwargs)
     else:
         spec = SoboStrategy(domain=domain, seed=seed, **strategy_kwargs)
     strategy = strategies.map(spec)
@@ -515,15 +526,17 @@ def run_seed(seed: int, path: Path, rows: list[dict], n_initial: int, n_iteratio
     for it in range(first, n_iterations + 1):
         step = tell_ask(strategy, new, INPUTS, domain)
         cand, X = step.candidate, step.X
-        state = _pair_state(strategy, tried) if bark else {}
+        state = _pair_state(strategy, tried, kappa) if bark else {}
         y, y_true, pair = observe(X, seed, it)[0], true_yield(X)[0], bool(is_pair(X)[0])
         pair_tried |= pair
         best = max(best, float(y_true))
         fit = strategy.surrogate.last_fit if bark else None
         row = {**base, "iteration": it, **X.iloc[0].to_dict(), "y": y, "y_true": y_true,
                "pair": pair, "pair_tried": pair_tried, "best": best,
-               "pred": float(cand["yield_pred"].iloc[0]),
-               "pred_sd": float(cand["yield_sd"].iloc[0]), **state, "fit_s": step.fit_time,
+               # random picks come without predictions
+               "pred": float(cand["yield_pred"].iloc[0]) if "yield_pred" in cand else math.nan,
+               "pred_sd": float(cand["yield_sd"].iloc[0]) if "yield_sd" in cand else math.nan,
+               **state, "fit_s": step.fit_time,
                "ask_s": step.acq_time, "sweeps": fit.sweeps if fit else math.nan,
                "rhat_max": _rhat(fit), "resumes": resumes}
         append_rows(path, [row], BO_COLUMNS)
@@ -538,7 +551,8 @@ def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 
            heat_budget: bool = True) -> Path:
     """Every seed of one configuration not yet finished in ``bo/<name>/iterations.csv``;
     ``start`` "random" (the initial points as drawn) or "no_pair" (drawn without the pair);
-    ``method`` "bark" or "sobo" (BoFire's GP strategy, which needs ``heat_budget=False``)."""
+    ``method`` "bark", "sobo" (BoFire's GP strategy, which needs ``heat_budget=False``) or
+    "random" (BoFire's ``RandomStrategy``)."""
     if start not in STARTS:
         raise ValueError(f"start {start!r}; choose from {STARTS}")
     if method not in METHODS:
@@ -546,8 +560,9 @@ def run_bo(out_dir: Path | str = DEFAULT_OUT, seeds=range(12), n_initial: int = 
     if method == "bark":
         overrides = pinned(overrides)
     elif overrides or kappa != KAPPA:
-        raise ValueError("--set and --kappa are BARK's; method 'sobo' runs BoFire's defaults")
-    elif heat_budget:
+        raise ValueError(f"--set and --kappa are BARK's; method {method!r} runs BoFire's "
+                         "defaults")
+    elif method == "sobo" and heat_budget:
         raise ValueError("SoboStrategy refuses the nonlinear heat budget: pass "
                          "--no-heat-budget (heat_budget=False)")
     name = name or config_name(overrides, kappa, start, method, heat_budget)

@@ -77,7 +77,26 @@ def domain_of(data: pd.DataFrame, measured: set[str]):
         features=[ContinuousOutput(key="y", objective=MaximizeObjective())]))
 
 
-def strategy_of(method: str, domain, seed: int):
+def initial_compounds(n_compounds: int, seed: int) -> np.ndarray:
+    """The row numbers of a seed's ``N_INIT`` random starting compounds (every method's)."""
+    return np.random.default_rng(seed).choice(n_compounds, N_INIT, replace=False)
+
+
+def informative_seeds(data: pd.DataFrame, count: int, first: int = 0) -> list[int]:
+    """The first ``count`` seeds from ``first`` on whose start lacks the best compound (a run
+    that starts with it has nothing to find)."""
+    best = int(data.y.to_numpy().argmax())
+    seeds, seed = [], first
+    while len(seeds) < count:
+        if best not in initial_compounds(len(data), seed):
+            seeds.append(seed)
+        seed += 1
+    return seeds
+
+
+def strategy_of(method: str, domain, seed: int, changes: dict | None = None):
+    """``method``'s strategy; ``changes`` are BARKStrategy keywords on top of a BARK method's
+    (``surrogate_specs``: a dict of settings merged into the method's own)."""
     from bofire.strategies.api import map as map_strategy
 
     import bofire_bark  # noqa: F401 (registers BARK)
@@ -92,11 +111,15 @@ def strategy_of(method: str, domain, seed: int):
         specs["split_prior"] = "uniform"
     if method == "bark_subsets":
         specs["categorical_encodings"] = {"compound": "ONE_HOT"}
-    return map_strategy(BARKStrategy(domain=domain, surrogate_specs=specs))
+    changes = dict(changes or {})
+    specs.update(changes.pop("surrogate_specs", {}))
+    return map_strategy(BARKStrategy(domain=domain, surrogate_specs=specs, **changes))
 
 
-def run_one(data: pd.DataFrame, method: str, seed: int, iterations: int, out: Path) -> None:
-    """One BO run, resumed from the rows of ``runs.csv`` it already has."""
+def run_one(data: pd.DataFrame, method: str, seed: int, iterations: int, out: Path,
+            changes: dict | None = None) -> None:
+    """One BO run, resumed from the rows of ``runs.csv`` it already has (``changes``: see
+    ``strategy_of``)."""
     runs_csv = out / "runs.csv"
     done = pd.read_csv(runs_csv) if runs_csv.exists() else pd.DataFrame()
     if len(done):
@@ -104,7 +127,7 @@ def run_one(data: pd.DataFrame, method: str, seed: int, iterations: int, out: Pa
     rows = done.to_dict("records") if len(done) else []
     best_y = float(data.y.max())
     if not rows:
-        start = np.random.default_rng(seed).choice(len(data), N_INIT, replace=False)
+        start = initial_compounds(len(data), seed)
         best = -np.inf
         for i in start:
             best = max(best, float(data.y[i]))
@@ -123,7 +146,8 @@ def run_one(data: pd.DataFrame, method: str, seed: int, iterations: int, out: Pa
         if method == "random":
             pick = rng.choice(sorted(set(data.compound) - measured))
         else:
-            strategy = strategy_of(method, domain_of(data, measured), seed + 1000 * it)
+            strategy = strategy_of(method, domain_of(data, measured), seed + 1000 * it,
+                                   changes)
             experiments = pd.DataFrame({"compound": [r["compound"] for r in rows],
                                         "y": [r["y"] for r in rows]})
             strategy.tell(experiments)

@@ -40,11 +40,35 @@ def _misses(dispatchers) -> int:
     return sum(sum(d.stats.cache_misses.values()) for d in dispatchers)
 
 
+def guard_cache_writes() -> None:
+    """Let a kernel run when numba cannot write its cache file (a full disk, a quota): numba
+    0.68 raises the OSError out of the kernel's first call, so a fit or an ask failed where
+    only the next process's compile time was at stake. Installed once per process, on
+    numba's cache class, before the package's first compile (``compiling``)."""
+    from numba.core import caching
+
+    if getattr(caching.Cache.save_overload, "_bark_guard", False):
+        return
+    save = caching.Cache.save_overload
+
+    def save_overload(self, sig, data):
+        try:
+            save(self, sig, data)
+        except OSError as err:
+            logger.warning("BARK: numba could not write its cache (%s); the kernel runs, and "
+                           "compiles again in the next process", err)
+
+    save_overload._bark_guard = True
+    caching.Cache.save_overload = save_overload
+
+
 @contextlib.contextmanager
 def compiling(what: str, *layers: str):
     """Around a call (``what``, for the message) that may compile the kernels of
     ``bofire_bark.<layer>`` for each of ``layers``."""
     from numba.core import event
+
+    guard_cache_writes()
 
     prefix = tuple(f"bofire_bark.{layer}" for layer in layers)
 
@@ -94,6 +118,7 @@ def compile_clock():
     """A ``CompileClock`` counting numba's compiles (in any thread) during the block."""
     from numba.core import event
 
+    guard_cache_writes()
     clock = CompileClock()
 
     class Count(event.Listener):
