@@ -72,8 +72,9 @@ class BARKStrategy(PredictiveStrategy):
     output limits, constraints of the same search that the output's upper confidence bound
     must meet (``bofire_bark.optimize.outputs``), or, under a hypervolume rule with
     ``output_limits="probability"``, weights: each sample's improvement times its probability
-    of meeting every limit (``bofire_bark.optimize.hypervolume``). Outputs without an objective are modelled
-    for their predictions (BoFire's candidates carry them) and left out of the acquisition.
+    of meeting every limit (``bofire_bark.optimize.hypervolume``). Outputs without an objective
+    are modelled for their predictions (BoFire's candidates carry them) and left out of the
+    acquisition.
     """
 
     # keys a spec may give besides the fields (moved into them by the validators below)
