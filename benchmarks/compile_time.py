@@ -2,7 +2,8 @@
 how a change compares with a reference commit measured alternately in the same run (issue 37,
 item 1).
 
-    python -m benchmarks.compile_time [--against REF] [--rounds 2] [--ask] [--out DIR]
+    python -m benchmarks.compile_time [--against REF] [--rounds 2] [--ask] [--speed]
+        [--label NOTE] [--out DIR]
 
 Each measurement is a fresh process with an empty ``NUMBA_CACHE_DIR``: it tells the
 constrained warm-up domain's 8 random points to a ``BARKStrategy`` with small MCMC settings
@@ -12,14 +13,18 @@ seconds of the compiling thread, which a loaded machine disturbs far less than w
 its number of compiled signatures. With ``--against REF`` the sources of git ``REF`` are
 exported to a temporary folder and the two trees are measured alternately, ``--rounds``
 times each (the machine is shared: ratios within a run, not absolute seconds, are the
-result). Prints per-run totals, the median ratio, and the longest kernels of the last run
-of this tree; appends the totals to ``<out>/compile_time.csv``.
+result). ``--speed`` then times MCMC sweeps in the same processes (CPU ms per sweep of one
+chain, N = 100, D = 10, m = 50, N-space and leaf-space likelihood, best of 3 x 300 sweeps),
+so that a change's run-time cost is read beside its compile time. Prints per-run totals,
+the median ratio, and the longest kernels of the last run of this tree; appends the totals
+to ``<out>/compile_time.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -132,6 +137,7 @@ def main(argv=None) -> None:
     parser.add_argument("--against", default=None, help="git ref to compare with")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--ask", action="store_true", help="also time the first ask")
+    parser.add_argument("--label", default="", help="a note for the rows of this run")
     parser.add_argument("--speed", action="store_true",
                         help="also time MCMC sweeps (CPU ms; N = 100, D = 10, m = 50)")
     parser.add_argument("--top", type=int, default=15)
@@ -152,10 +158,12 @@ def main(argv=None) -> None:
             for label, source in (trees if round_ % 2 == 0 else trees[::-1]):
                 r = measure(source, args.ask, args.speed)
                 sigs = sum(n for n, _ in r["kernels"].values())
-                rows.append({"tree": label, "round": round_, "tell_s": r["tell_s"],
-                             "ask_s": r["ask_s"], "tell_compile_s": r["tell_compile_s"],
+                rows.append({"tree": label, "label": args.label, "round": round_,
+                             "tell_s": r["tell_s"], "ask_s": r["ask_s"],
+                             "tell_compile_s": r["tell_compile_s"],
                              "compile_s": r["compile_s"], "signatures": sigs,
-                             **{f"sweep_ms_{k}": v for k, v in r["sweep_ms"].items()}})
+                             "sweep_ms_n": r["sweep_ms"].get("n", math.nan),
+                             "sweep_ms_leaf": r["sweep_ms"].get("leaf", math.nan)})
                 print(f"{label:>12} round {round_}: tell {r['tell_s']:.1f} s "
                       f"(compile {r['tell_compile_s']:.1f} s), ask {r['ask_s']:.1f} s, "
                       f"compile {r['compile_s']:.1f} s in {sigs} signatures"
@@ -165,7 +173,9 @@ def main(argv=None) -> None:
                     last = r
     frame = pd.DataFrame(rows)
     if args.against:
-        for key in ("tell_compile_s", "compile_s", *(c for c in frame if c.startswith("sweep"))):
+        keys = ["tell_compile_s", "compile_s"] + (["sweep_ms_n", "sweep_ms_leaf"] if args.speed
+                                                  else [])
+        for key in keys:
             a = frame[frame.tree == this][key].to_numpy()
             b = frame[frame.tree == args.against][key].to_numpy()
             ratio = statistics.median(a / b)
