@@ -356,7 +356,8 @@ def _log_conc_target(eta, n_active, sum_log_s):
 def update_concentration(state, prior, n_steps, step):
     """Random-walk Metropolis steps on logit(a / (a + P)) given the weights (a's full
     conditional depends on the forest only through s)."""
-    n_active = 0
+    # int64 from the start: a literal 0 made type inference compile its callee twice
+    n_active = np.int64(0)
     sum_log_s = 0.0
     for j in range(prior.log_w.shape[0]):
         if prior.active[j]:

@@ -214,7 +214,8 @@ def _evaluate_n(move, leaf_of, ns, m, mv_idx, mv_sgn, upd):
     t = move.t
     for a in range(move.n_mv):
         is_mover[mv_idx[a]] = True
-    n_p = 0
+    # int64 from the start: a literal 0 made type inference compile n_eval twice
+    n_p = np.int64(0)
     for n in range(leaf_of.shape[1]):
         leaf = leaf_of[t, n]
         if (leaf == move.dst or leaf == move.src) and not is_mover[n]:

@@ -112,7 +112,8 @@ def _reachable(bm, box_lo, box_hi, box_cat, reach, undecided, und_start):
     node_lmask, node_rmask = bm.node_lmask, bm.node_rmask
     tree_root = bm.tree_root
     reach[:] = False
-    n_und = 0
+    # int64 from the start: a literal 0 made type inference compile feature_scores twice
+    n_und = np.int64(0)
     stack = np.empty(256, dtype=np.int64)
     W = box_cat.shape[1]
     for u in range(tree_root.shape[0]):
