@@ -62,38 +62,36 @@ def test_closed_form_matches_monte_carlo():
     assert abs(ours - vol.mean()) < 4 * vol.std() / np.sqrt(len(vol))
 
 
-def test_factor_bound_over_its_region():
-    """``_factor_max`` against a dense search of {m <= A, L <= s <= B, m + k s <= C}."""
-    from bofire_bark.optimize.hypervolume import _factor
-
-    rng = np.random.default_rng(1)
-    for _ in range(300):
+def _regions(seed: int, n: int = 300):
+    """Random regions {m <= A, L <= s <= B, m + k s <= C} (L = 0 half the time), with the s
+    grid a dense search walks along the path m = min(A, C - k s)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
         A = rng.normal()
         L = rng.uniform(0, 0.4) * rng.integers(2)
         B = L + rng.uniform(0, 1)
         k = rng.uniform(0.3, 3)
         C = A + k * rng.uniform(-0.2, 1.2) * B
+        yield rng, (A, L, B, C, k), np.linspace(L, B, 4001)
+
+
+def test_factor_bound_over_its_region():
+    """``_factor_max`` against a dense search of its region."""
+    from bofire_bark.optimize.hypervolume import _factor
+
+    for rng, (A, L, B, C, k), s in _regions(1):
         lo = rng.normal()
         hi = np.inf if rng.integers(3) == 0 else lo + rng.uniform(0.01, 2)
-        s = np.linspace(L, B, 4001)
         dense = max(_factor(min(A, C - k * x), x, lo, hi) for x in s)
-        ours = _factor_max(A, L, B, C, k, lo, hi, 4)
-        assert ours >= dense - 1e-12
+        assert _factor_max(A, L, B, C, k, lo, hi, 4) >= dense - 1e-12
 
 
 def test_feasibility_bound_over_its_region():
-    """``_feasible_max`` against a dense search of {m <= A, L <= s <= B, m + k s <= C}."""
+    """``_feasible_max`` against a dense search of its region."""
     from bofire_bark.optimize.hypervolume import _feasible_max, _phi
 
-    rng = np.random.default_rng(3)
-    for _ in range(300):
-        A = rng.normal()
-        L = rng.uniform(0, 0.4) * rng.integers(2)
-        B = L + rng.uniform(0, 1)
-        k = rng.uniform(0.3, 3)
-        C = A + k * rng.uniform(-0.2, 1.2) * B
+    for rng, (A, L, B, C, k), s in _regions(3):
         t = A + rng.normal(0, 0.5)
-        s = np.linspace(L, B, 4001)
         dense = max(_phi(min(A, C - k * x), x, t) for x in s)
         assert _feasible_max(A, L, B, C, k, t, 4) >= dense - 1e-12
 
