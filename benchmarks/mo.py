@@ -35,6 +35,8 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
 - ``BARK-NEHVI-PoF``: as ``BARK-NEHVI`` with ``output_limits="probability"`` (each
   sample's improvement weighed by its probability of meeting the output limits; Detergent is
   the benchmark with limits).
+- ``BARK-NEHVI-LN-PoF``: both levers at once, the log-normal noise prior and
+  ``output_limits="probability"``.
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
@@ -141,11 +143,11 @@ from benchmarks.bo import (
 from benchmarks.plots import _fmt, embed, finished_only, sign_test_p
 
 DEFAULT_OUT = REPO / "results" / "mo"
-METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-Chebyshev", "Mobo",
-           "Qparego", "Entmoot", "Random")
+METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-NEHVI-LN-PoF",
+           "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
-          "BARK-NEHVI-PoF": "tab:pink",
+          "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:purple",
           "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
@@ -364,6 +366,10 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
                                 surrogate_specs=BARKSettings(noise_prior="lognormal"))
         if method == "BARK-NEHVI-PoF":
             return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
+                                output_limits="probability")
+        if method == "BARK-NEHVI-LN-PoF":
+            return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
+                                surrogate_specs=BARKSettings(noise_prior="lognormal"),
                                 output_limits="probability")
         if method == "BARK-Chebyshev":
             return BARKStrategy(domain=domain, seed=seed)
