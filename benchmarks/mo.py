@@ -147,7 +147,7 @@ METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-NEHVI-
            "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
-          "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:purple",
+          "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:cyan",
           "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
