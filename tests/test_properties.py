@@ -78,7 +78,11 @@ from hypothesis import strategies as st
 
 import bofire_bark  # noqa: F401  (registration)
 from bofire_bark.data_models import BARKSettings, BARKStrategy
-from bofire_bark.optimize import InfeasibleDomainError
+from bofire_bark.optimize import (
+    InfeasibleDomainError,
+    InfeasibleOutputLimitError,
+    LibraryExhaustedError,
+)
 from bofire_bark.supported import GOAL_OBJECTIVES
 
 settings.register_profile(
@@ -103,9 +107,13 @@ class Problem:
     n: int
     seed: int
     options: dict = field(default_factory=dict)  # acquisition_function, scalarization
+    # a point of the domain where every constraint holds (they were built to): the domain is
+    # feasible, so only an output limit or an exhausted library may refuse an ask
+    witness: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:  # what a failure prints: enough to rebuild the example
         return (f"Problem(n={self.n}, seed={self.seed}, options={self.options!r},\n"
+                f"witness={self.witness!r},\n"
                 f"domain={self.domain.model_dump_json()},\n"
                 f"experiments={self.experiments.to_dict(orient='list')})")
 
@@ -358,7 +366,7 @@ def problems(draw):
         X[out.key] = y
         X[f"valid_{out.key}"] = 1
     return Problem(domain, X, draw(st.integers(1, 3)), draw(st.integers(0, 2**31 - 1)),
-                   options)
+                   options, point)
 
 
 # ------------------------------------------------------------------------ properties
@@ -407,6 +415,9 @@ def ask_or_clear_error(problem: Problem):
         return strategy, strategy.ask(problem.n)
     except InfeasibleDomainError as err:
         assert len(str(err)) > 20, repr(err)  # a sentence, not a bare name
+        # the witness satisfies every constraint: "no feasible point" would be wrong
+        assert isinstance(err, InfeasibleOutputLimitError | LibraryExhaustedError), (
+            f"{type(err).__name__} though the domain is feasible at {problem.witness}: {err}")
         return strategy, None
 
 

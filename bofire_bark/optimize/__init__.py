@@ -31,6 +31,7 @@ _EXPORTS = {
     "plan_search": "bofire_bark.space.finite",
     "AcquisitionResult": "result",
     "InfeasibleDomainError": "result",
+    "InfeasibleOutputLimitError": "result",
     "LibraryExhaustedError": "result",
     "optimize_library": "library",
     "build_library": "library",
