@@ -19,6 +19,8 @@ import ast
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 # Functions an expression may call (the optimizer translates each; sqrt becomes a power).
 FUNCTIONS = frozenset({
     "exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
@@ -185,6 +187,33 @@ def evaluate(tree: tuple, x: Sequence[float]) -> float:
             raise ValueError("a negative number to a fractional power")
         return value
     return _MATH[tree[1]](evaluate(tree[2], x))
+
+
+_NUMPY = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+          "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
+          "cosh": np.cosh, "tanh": np.tanh, "abs": np.abs, "log10": np.log10, "sqrt": np.sqrt}
+
+
+def evaluate_rows(tree: tuple, V: np.ndarray) -> np.ndarray:
+    """``evaluate`` at every row of ``V`` (n, D) at once, with numpy's arithmetic: where a
+    value is undefined (a negative number to a fractional power, log of a negative) it is
+    nan, as in BoFire's own evaluation of the string, instead of an error. Call it under
+    ``np.errstate(all="ignore")``."""
+    op = tree[0]
+    if op == "const":
+        return np.full(len(V), float(tree[1]))
+    if op == "var":
+        return V[:, tree[1]].astype(np.float64)
+    if op == "add":
+        return sum(evaluate_rows(a, V) for a in tree[1:])
+    if op == "mul":
+        out = evaluate_rows(tree[1], V)
+        for a in tree[2:]:
+            out = out * evaluate_rows(a, V)
+        return out
+    if op == "pow":
+        return np.power(evaluate_rows(tree[1], V), evaluate_rows(tree[2], V))
+    return _NUMPY[tree[1]](evaluate_rows(tree[2], V))
 
 
 def describe(constraint) -> str:

@@ -230,13 +230,18 @@ class OneOutputSearch:
         return self.rule.score(self.systems, X, self.sign, self.problem.incumbents)
 
     def is_feasible(self, X):
+        return feasible(self.domain, self.space, self.problem.box, X, tol=1e-6,
+                        specs=self.problem.constraints)
+
+    def fulfils(self, X):
         return feasible(self.domain, self.space, self.problem.box, X, tol=1e-6)
 
     def start(self, settings: AcquisitionSettings | None = None):
         settings = self.settings if settings is None else settings
         problem = self.problem
-        start = find_incumbent(problem.box, problem.constraints, problem.ensemble.thresholds,
-                               problem.delta, self.score, self.is_feasible, settings)
+        start = _checked_start(lambda check: find_incumbent(
+            problem.box, problem.constraints, problem.ensemble.thresholds, problem.delta,
+            self.score, check, settings), self.is_feasible, self.fulfils)
         if self.name != "bnb" and settings.n_cuts > 0 and len(start.pool):
             self.problem = with_tangent_cuts(problem, start.pool[:settings.n_cuts])
         return start
@@ -318,7 +323,7 @@ class OneOutputSearch:
                 f"{settings.n_start_points} random points did, and the solver ({self.name}) ended "
                 f"with '{out.status}' ({out.message}) within the time limit of "
                 f"{settings.time_limit}s.")
-        chosen, ucb = _snap_zeros(chosen, ucb, self.problem, self.score, self.is_feasible)
+        chosen, ucb = _snap_zeros(chosen, ucb, self.problem, self.score, self.fulfils)
         status, bound, gap = _final_status(status, ucb, out.bound)
         return AcquisitionResult(
             candidate=self.space.decode(chosen[None, :]), x=chosen, objective=out.objective,
@@ -388,14 +393,19 @@ class _Outputs:
         return np.where(ok, self.hv.values(moments), -np.inf)
 
     def is_feasible(self, X):
+        return feasible(self.domain, self.space, self.box, X, tol=1e-6,
+                        specs=self.problems[0].constraints)
+
+    def fulfils(self, X):
         return feasible(self.domain, self.space, self.box, X, tol=1e-6)
 
     def start(self, settings: AcquisitionSettings):
         # the shared grid holds every output's thresholds: the ascent tries a subset of each
         # feature's cells (the search then covers all of them)
         first = self.problems[0]
-        start = find_incumbent(self.box, first.constraints, self.thresholds, first.delta,
-                               self.score, self.is_feasible, settings, max_moves=MAX_MOVES)
+        start = _checked_start(lambda check: find_incumbent(
+            self.box, first.constraints, self.thresholds, first.delta, self.score, check,
+            settings, max_moves=MAX_MOVES), self.is_feasible, self.fulfils)
         if not np.isfinite(start.value):
             start = replace(start, x=None)
         return start
@@ -456,6 +466,19 @@ class _Outputs:
             build_time=times.build, solve_time=res.seconds, incumbent_time=times.start,
             source=source, nodes=res.nodes,
             units="ehvi" if self.hv is not None else "sd" if self.acq.single else "scalarized")
+
+
+def _checked_start(find, is_feasible, fulfils):
+    """``find(check)``'s incumbent, found with the array check of the constraints and
+    confirmed by BoFire's ``is_fulfilled``; should they ever disagree, found again with
+    BoFire's check alone."""
+    start = find(is_feasible)
+    if start.x is not None and not bool(fulfils(start.x[None, :])[0]):
+        logger.warning("BoFire finds the starting point %s outside the domain's constraints, "
+                       "which the array check accepted: the start is drawn again with "
+                       "BoFire's check", start.x)
+        start = find(fulfils)
+    return start
 
 
 def _snap_zeros(x, value, problem, score, is_feasible):
