@@ -602,7 +602,7 @@ def chains(bench_name: str, n: int, seed: int, overrides: dict | None = None) ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rhat = chain_diagnostics(sur.posterior)
-    table = chain_table(sur.posterior, list(sur.space.keys))
+    table = chain_table(sur.posterior, sur.space.split_variable_names())  # descriptors too
     lines = [f"{bench_name}, N = {n}, seed {seed}, sparse prior, first fit, settings "
              f"`{describe(overrides)}`: R-hat lml {rhat['log_marginal_likelihood_rhat']:.3f}, "
              f"concentration {rhat['split_concentration_rhat']:.3f}", "",
