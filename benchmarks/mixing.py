@@ -21,6 +21,24 @@ A case is one (benchmark, N, split prior, fit kind, seed):
 Random points are not BO's points (which cluster near the incumbent as a run goes on); the
 study isolates the sampler from the acquisition.
 
+Besides the study benchmarks (``benchmarks.functions.BENCHMARKS``), ``--benchmarks`` takes the
+chemistry problems of ``CHEM_PROBLEMS`` (issue 38), each built by its own study module and
+run at BO sizes (``--sizes 10 20 30``):
+
+- ``CrossCoupling`` (``chem_bo.make_problem("crosscoupling")``): BoFire's emulator, catalyst
+  and base as descriptor inputs and three continuous inputs, its ``yield``; BoFire's
+  ``RandomStrategy(seed)`` points. Building the emulator fits a GP (about 30 s), so a seed's
+  pool is kept in ``POOL_DIR/CrossCoupling_seed<k>_n<size>.csv`` and read back by later runs
+  (every lever then fits the same points without building the emulator again).
+- ``MAXPhases`` (``max_phases``): the 402 compounds as one descriptor input, bulk modulus
+  ``y``; a seed's pool starts with its BO run's 30 starting compounds
+  (``initial_compounds``), further ones drawn without repeats.
+- ``Mixture`` (``chem_suite.Mixture``): six fractions summing to one, at most three used;
+  ``RandomStrategy(seed)`` points, the cost.
+- ``ReactionSynergy`` (``interaction``): solvent and catalyst as categorical labels, the heat
+  budget kept; ``interaction.random_points`` and the noisy yield ``interaction.observe(X,
+  seed, 0)`` (noise fixed by the seed).
+
 Per fit: R-hat (rank-normalized split R-hat, ArviZ's default) and bulk ESS over the chains'
 traces (every sweep after burn-in) of the log marginal likelihood and noise variance (what
 ``diagnostics.convergence`` reports and the warning reads), the leaves per tree and, under the
@@ -37,6 +55,9 @@ are in the CSV, so the study can be stopped and restarted (or extended with more
     python -m benchmarks.mixing summary --out results/mixing
     python -m benchmarks.mixing compare --out results/mixing --variants DIR ...
     python -m benchmarks.mixing chains --benchmark Hartmann6 --n 20 [--seed 0]
+    python -m benchmarks.mixing run --out results/mixing/chemistry --sizes 10 20 30
+        --seeds 5 --priors dirichlet --benchmarks CrossCoupling MAXPhases Mixture
+        ReactionSynergy
 
 ``--set`` overrides surrogate settings (recorded in the ``settings`` column; one CSV holds
 one setting, so use another ``--out`` for each). ``summary`` writes ``summary.md`` and
@@ -49,11 +70,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import logging
 import math
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -110,18 +134,117 @@ def n_prefit(n: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------
+# Chemistry problems (descriptor and categorical inputs), built by their own study modules
+# --------------------------------------------------------------------------------------------
+
+CHEM_PROBLEMS = ("CrossCoupling", "MAXPhases", "Mixture", "ReactionSynergy")
+POOL_DIR = DEFAULT_OUT / "pools"  # pools of the problems whose outputs are slow to compute
+
+
+@dataclass(frozen=True)
+class ChemProblem:
+    """A chemistry problem as the study reads a benchmark: its ``domain`` (one output) and
+    ``draw(seed, size)``, ``size`` points of a seed with the output column."""
+
+    name: str
+    domain: object
+    draw: Callable[[int, int], pd.DataFrame]
+
+
+def _crosscoupling() -> ChemProblem:
+    from benchmarks import chem_bo
+
+    problem = chem_bo.make_problem("crosscoupling")  # fits the emulator's GP
+    domain = problem.domain(set())
+
+    def draw(seed: int, size: int) -> pd.DataFrame:
+        path = POOL_DIR / f"CrossCoupling_seed{seed}_n{size}.csv"
+        if path.exists():
+            return pd.read_csv(path)
+        X = point_pool_of(domain, seed, size)
+        pool = X.assign(**{"yield": problem.evaluate(X)})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pool.to_csv(path, index=False)
+        return pool
+
+    return ChemProblem("CrossCoupling", domain, draw)
+
+
+def _max_phases() -> ChemProblem:
+    from benchmarks import max_phases
+
+    data = max_phases.load()
+
+    def draw(seed: int, size: int) -> pd.DataFrame:
+        rows = list(max_phases.initial_compounds(len(data), seed))[:size]
+        rest = np.setdiff1d(np.arange(len(data)), rows)
+        rng = np.random.default_rng([seed, 1])
+        rows += list(rng.choice(rest, max(0, size - len(rows)), replace=False))
+        return data.iloc[rows][["compound", "y"]].reset_index(drop=True)
+
+    return ChemProblem("MAXPhases", max_phases.domain_of(data, set()), draw)
+
+
+def _mixture() -> ChemProblem:
+    from benchmarks.chem_suite import Mixture
+
+    problem = Mixture()
+    domain = problem.domain()
+
+    def draw(seed: int, size: int) -> pd.DataFrame:
+        X = point_pool_of(domain, seed, size)
+        return X.assign(cost=problem.evaluate(X))
+
+    return ChemProblem("Mixture", domain, draw)
+
+
+def _reaction_synergy() -> ChemProblem:
+    from benchmarks import interaction
+
+    domain = interaction.ReactionSynergy().domain
+
+    def draw(seed: int, size: int) -> pd.DataFrame:
+        X = interaction.random_points(domain, seed, size)
+        return X.assign(**{"yield": interaction.observe(X, seed, 0)})
+
+    return ChemProblem("ReactionSynergy", domain, draw)
+
+
+@functools.cache
+def make_chem_problem(name: str) -> ChemProblem:
+    """A problem of ``CHEM_PROBLEMS``, built once per process (CrossCoupling's emulator)."""
+    builders = {"CrossCoupling": _crosscoupling, "MAXPhases": _max_phases,
+                "Mixture": _mixture, "ReactionSynergy": _reaction_synergy}
+    if name not in builders:
+        raise ValueError(f"unknown chemistry problem {name!r}; choose from {CHEM_PROBLEMS}")
+    return builders[name]()
+
+
+def make_problem(name: str):
+    """A study benchmark (``benchmarks.functions``) or a chemistry problem, by name."""
+    return make_chem_problem(name) if name in CHEM_PROBLEMS else make_benchmark(name)
+
+
+# --------------------------------------------------------------------------------------------
 # One case
 # --------------------------------------------------------------------------------------------
 
 
-def point_pool(bench, seed: int, size: int = POOL) -> pd.DataFrame:
-    """``size`` uniformly random feasible points with their outputs (``y``, ``valid_y``)."""
+def point_pool_of(domain, seed: int, size: int) -> pd.DataFrame:
+    """``size`` uniformly random feasible inputs of ``domain`` (``RandomStrategy(seed)``)."""
     import bofire.strategies.api as strategies
     from bofire.data_models.strategies.api import RandomStrategy
 
-    X = strategies.map(RandomStrategy(domain=bench.domain, seed=seed)).ask(size)
-    X = X[bench.domain.inputs.get_keys()].reset_index(drop=True)
-    return bench.f(X, return_complete=True)
+    X = strategies.map(RandomStrategy(domain=domain, seed=seed)).ask(size)
+    return X[domain.inputs.get_keys()].reset_index(drop=True)
+
+
+def point_pool(bench, seed: int, size: int = POOL) -> pd.DataFrame:
+    """``size`` uniformly random feasible points with their outputs (``y``, ``valid_y``);
+    a chemistry problem's own draw (see ``CHEM_PROBLEMS``)."""
+    if isinstance(bench, ChemProblem):
+        return bench.draw(seed, size)
+    return bench.f(point_pool_of(bench.domain, seed, size), return_complete=True)
 
 
 def new_surrogate(bench, prior: str, seed: int, overrides: dict | None = None):
@@ -168,7 +291,7 @@ def chain_diagnostics(posterior) -> dict:
 def run_case(bench_name: str, n: int, prior: str, fit: str, seed: int,
              overrides: dict | None = None, bench=None, pool: pd.DataFrame | None = None) -> dict:
     """One CSV row (without ``settings`` and ``code``): fit, then diagnose the chains."""
-    bench = bench if bench is not None else make_benchmark(bench_name)
+    bench = bench if bench is not None else make_problem(bench_name)
     pool = pool if pool is not None else point_pool(bench, seed, max(POOL, n))
     if len(pool) < n:
         raise ValueError(f"pool of {len(pool)} points for N = {n}")
@@ -243,7 +366,7 @@ def run(out_dir: Path | str = DEFAULT_OUT, benchmarks=tuple(BENCHMARKS), sizes=S
                     if (name, n, p, f, seed) not in done]
             if not todo:
                 continue
-            bench = make_benchmark(name)
+            bench = make_problem(name)
             pool = point_pool(bench, seed, max(POOL, *sizes))
             for n, fit, prior in todo:
                 row = run_case(name, n, prior, fit, seed, overrides, bench, pool)
@@ -472,14 +595,14 @@ def chain_table(posterior, names: list[str], top: int = 3) -> pd.DataFrame:
 
 def chains(bench_name: str, n: int, seed: int, overrides: dict | None = None) -> str:
     """``chain_table`` of a first fit under the sparse prior, as markdown with its case."""
-    bench = make_benchmark(bench_name)
+    bench = make_problem(bench_name)
     logging.getLogger("bofire_bark").setLevel(logging.ERROR)
     sur = new_surrogate(bench, "dirichlet", seed, overrides)
     sur.fit(point_pool(bench, seed, max(POOL, n)).iloc[:n])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rhat = chain_diagnostics(sur.posterior)
-    table = chain_table(sur.posterior, list(sur.space.keys))
+    table = chain_table(sur.posterior, sur.space.split_variable_names())  # descriptors too
     lines = [f"{bench_name}, N = {n}, seed {seed}, sparse prior, first fit, settings "
              f"`{describe(overrides)}`: R-hat lml {rhat['log_marginal_likelihood_rhat']:.3f}, "
              f"concentration {rhat['split_concentration_rhat']:.3f}", "",
@@ -512,7 +635,8 @@ def main(argv=None) -> None:
     r = sub.add_parser("run", help="fit every case not yet in <out>/fits.csv")
     r.add_argument("--out", type=Path, default=DEFAULT_OUT)
     r.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS),
-                   choices=sorted(BENCHMARKS))
+                   choices=sorted(BENCHMARKS) + list(CHEM_PROBLEMS),
+                   help="study benchmarks (default: all) or chemistry problems")
     r.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     r.add_argument("--seeds", type=int, default=3, help="seeds first-seed..first-seed+k-1")
     r.add_argument("--first-seed", type=int, default=0)
@@ -528,7 +652,8 @@ def main(argv=None) -> None:
                    help="folders of runs with other --set")
     h = sub.add_parser("chains", help="per-chain concentration, likelihood and top inputs of "
                        "one sparse-prior fit (markdown on stdout)")
-    h.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS))
+    h.add_argument("--benchmark", required=True,
+                   choices=sorted(BENCHMARKS) + list(CHEM_PROBLEMS))
     h.add_argument("--n", type=int, required=True)
     h.add_argument("--seed", type=int, default=0)
     h.add_argument("--set", nargs="+", type=_override, default=[], metavar="KEY=VALUE")

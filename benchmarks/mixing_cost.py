@@ -2,7 +2,8 @@
 one process (so the ratio does not depend on the machine's load at different times).
 
 Run: ``python -m benchmarks.mixing_cost [--out results/mixing/cost.csv]
-[--set max_sampling_sweeps=6400] [--baseline max_sampling_sweeps=0] [--seeds 2]``.
+[--set max_sampling_sweeps=6400] [--baseline max_sampling_sweeps=0] [--seeds 2]
+[--benchmarks ...]`` (the study benchmarks or ``mixing.CHEM_PROBLEMS``).
 One row per (benchmark, N, prior, fit kind, seed, variant): wall seconds of the measured
 fit, sweeps per chain (``last_fit.sweeps``) and whether it warned; the summary prints total
 and median time ratios, variant over baseline.
@@ -17,14 +18,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.functions import make_benchmark
 from benchmarks.mixing import (
     BENCHMARKS,
     DEFAULT_OUT,
     FITS,
+    POOL,
     PRIORS,
     SIZES,
     _override,
+    make_problem,
     n_prefit,
     new_surrogate,
     point_pool,
@@ -46,12 +48,12 @@ def run(out: Path, overrides: dict, benchmarks, sizes, priors, fits, seeds: int,
     rows = []
     variants = {"baseline": baseline or {}, "variant": overrides}
     # one fit first, untimed: kernels load from numba's cache at their first call
-    bench = make_benchmark(benchmarks[0])
-    one_fit(bench, point_pool(bench, 0, max(sizes)), min(sizes), priors[0], "first", 0, {})
+    bench = make_problem(benchmarks[0])
+    one_fit(bench, point_pool(bench, 0, max(POOL, *sizes)), min(sizes), priors[0], "first", 0, {})
     for name in benchmarks:
-        bench = make_benchmark(name)
+        bench = make_problem(name)
         for seed in range(seeds):
-            pool = point_pool(bench, seed, max(sizes))
+            pool = point_pool(bench, seed, max(POOL, *sizes))  # the study's pool
             for n in sizes:
                 for prior in priors:
                     for fit in fits:
@@ -93,7 +95,8 @@ def main(argv=None) -> None:
                         metavar="KEY=VALUE", help="the variant's surrogate settings")
     parser.add_argument("--baseline", nargs="*", default=["max_sampling_sweeps=0"],
                         metavar="KEY=VALUE", help="the baseline's (default: no continuation)")
-    parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS))
+    parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS),
+                        help="study benchmarks or chemistry problems (mixing.CHEM_PROBLEMS)")
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     parser.add_argument("--priors", nargs="+", default=list(PRIORS))
     parser.add_argument("--fits", nargs="+", default=list(FITS))

@@ -11,7 +11,8 @@ the same; or ``ask`` raises one of the errors that name their cause
 ``LibraryExhaustedError``).
 
 Profiles (``HYPOTHESIS_PROFILE``): ``ci`` (the default) tries 15 examples, derandomized, so
-CI is short and repeatable; ``long`` tries 300 fresh random examples::
+CI is short and repeatable; ``long`` tries 300 fresh random examples (or
+``HYPOTHESIS_LONG_EXAMPLES``)::
 
     HYPOTHESIS_PROFILE=long nice python -m pytest tests/test_properties.py \
         --hypothesis-show-statistics -p no:cacheprovider
@@ -88,8 +89,9 @@ from bofire_bark.supported import GOAL_OBJECTIVES
 settings.register_profile(
     "ci", derandomize=True, max_examples=15, deadline=None, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile(
-    "long", max_examples=300, deadline=None, database=None,
+settings.register_profile(  # HYPOTHESIS_LONG_EXAMPLES: a shorter (or longer) long run
+    "long", max_examples=int(os.environ.get("HYPOTHESIS_LONG_EXAMPLES", "300")), deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

@@ -120,3 +120,56 @@ def test_chain_table_shows_each_chains_concentration_and_top_inputs():
     assert list(table["chain"]) == [0, 1, 2, 3]
     assert table["conc_median"].iloc[0] > table["conc_median"].iloc[1:].max() + 2
     assert table["top_split_prob"].iloc[1] == "b 0.70, c 0.20"
+
+
+@pytest.mark.parametrize("name", ["MAXPhases", "Mixture", "ReactionSynergy"])
+def test_chemistry_problems_build_cases(tmp_path, name):
+    """Each chemistry problem's pool is fixed by its seed, and a tiny first and warm fit write
+    the study's row (CrossCoupling's emulator is too slow here; its pool cache is checked
+    below)."""
+    problem = mixing.make_problem(name)
+    small, large = mixing.point_pool(problem, 0, 12), mixing.point_pool(problem, 0, 14)
+    assert len(small) == 12 and small.equals(mixing.point_pool(problem, 0, 12))
+    assert not small.equals(mixing.point_pool(problem, 1, 12))
+    output = problem.domain.outputs.get_keys()[0]
+    assert np.isfinite(small[output]).all()
+    assert set(problem.domain.inputs.get_keys()) <= set(small.columns)
+    if name == "MAXPhases":  # a BO run's first compounds, none twice
+        from benchmarks import max_phases
+
+        data = max_phases.load()
+        start = data["compound"].iloc[max_phases.initial_compounds(len(data), 0)]
+        assert list(large["compound"].iloc[:12]) == list(start.iloc[:12])
+        assert not mixing.point_pool(problem, 0, 60)["compound"].duplicated().any()
+    added = mixing.run(tmp_path, [name], sizes=[10], seeds=[0], priors=["dirichlet"],
+                       overrides=TINY, verbose=False)
+    df = mixing.read_fits(tmp_path / mixing.CSV_NAME)
+    assert added == 2 and list(df.columns) == mixing.COLUMNS
+    assert (df["benchmark"] == name).all()
+    assert (df["n_inputs"] == len(problem.domain.inputs)).all()
+    assert np.isfinite(df[["log_marginal_likelihood_rhat", "fit_s"]].to_numpy()).all()
+
+
+def test_crosscoupling_pool_is_computed_once_per_seed(tmp_path, monkeypatch):
+    """The emulator's outputs are kept per seed and size and read back, not recomputed."""
+    from benchmarks import chem_bo
+    from benchmarks.interaction import ReactionSynergy
+
+    calls = []
+
+    class FakeEmulator:  # ReactionSynergy's domain has the one output "yield" too
+        def domain(self, measured):
+            return ReactionSynergy().domain
+
+        def evaluate(self, X):
+            calls.append(len(X))
+            return np.arange(len(X), dtype=float)
+
+    monkeypatch.setattr(chem_bo, "make_problem", lambda name: FakeEmulator())
+    monkeypatch.setattr(mixing, "POOL_DIR", tmp_path)
+    problem = mixing._crosscoupling()
+    first = mixing.point_pool(problem, 3, 7)
+    again = mixing.point_pool(problem, 3, 7)
+    assert calls == [7] and (tmp_path / "CrossCoupling_seed3_n7.csv").exists()
+    pd.testing.assert_frame_equal(first, again, check_dtype=False)
+    assert list(first["yield"]) == list(range(7))
