@@ -141,6 +141,55 @@ def coordinate_ascent(x: np.ndarray, value: float, box: InputBox,
     return x, value
 
 
+def distinct_point(x: np.ndarray, box: InputBox,
+                   thresholds: tuple[np.ndarray, ...],
+                   score: Callable[[np.ndarray], np.ndarray],
+                   feasible: Callable[[np.ndarray], np.ndarray],
+                   avoid: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """The best feasible point that is no row of ``avoid`` among ``x`` moved along one
+    feature: within the interval between the thresholds that holds it (the same cell of the
+    grid), to the middle of another interval (``move_values``), or to another value of a
+    discrete or categorical feature: (point, score), or None.
+
+    The acquisition is constant on the grid's cells, so a batch whose best cell holds a
+    candidate already chosen can take another point of that cell (score ``value``) instead
+    of repeating it; a cell of one point (an allow-zero feature's zero) has none, and the
+    best move leaves it (a lower score).
+    """
+    moves = []
+    for j in range(box.n_features):
+        if box.kinds[j] != CONTINUOUS:
+            vals = move_values(box, thresholds, j)
+        else:
+            t = thresholds[j]
+            edges = np.unique(np.concatenate(
+                ([box.lower[j]], t[(t > box.lower[j]) & (t < box.upper[j])], [box.upper[j]])))
+            k = min(max(int(np.searchsorted(edges, x[j], side="left")) - 1, 0),
+                    len(edges) - 2) if len(edges) > 1 else 0
+            lo, hi = edges[k], edges[min(k + 1, len(edges) - 1)]
+            if box.semicontinuous[j] and hi >= box.active_lower[j]:
+                lo = max(lo, box.active_lower[j])  # the part of the cell a value may take
+            # other points of x's cell first, then three of every cell (``move_values``'s)
+            low = box.active_lower[j] if box.semicontinuous[j] else box.lower[j]
+            e = np.unique(np.concatenate(([low], t[(t > low) & (t < box.upper[j])],
+                                          [box.upper[j]])))
+            vals = np.concatenate((lo + (hi - lo) * np.array([0.5, 0.25, 0.75, 0.125, 0.875,
+                                                               0.0, 1.0]),
+                                   move_values(box, thresholds, j),
+                                   e[:-1] + 0.25 * np.diff(e), e[:-1] + 0.75 * np.diff(e)))
+        X = np.repeat(x[None, :], len(vals), axis=0)
+        X[:, j] = vals
+        moves.append(X)
+    X = np.vstack(moves)
+    X = X[~(X[:, None, :] == avoid[None, :, :]).all(axis=2).any(axis=1)]
+    X = X[feasible(X)] if len(X) else X
+    if len(X) == 0:
+        return None
+    s = score(X)
+    best = int(np.argmax(s))
+    return X[best], float(s[best])
+
+
 @dataclass
 class Incumbent:
     """The starting point and the good points met on the way.

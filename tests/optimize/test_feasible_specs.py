@@ -116,3 +116,39 @@ def test_a_check_that_disagrees_with_bofire_is_caught(caplog):
                                lambda X: feasible(domain, space, box, X))
     np.testing.assert_array_equal(start.x, [0.1, 0.1])
     assert "outside the domain's constraints" in caplog.text
+
+
+def test_distinct_point_stays_in_the_cell_when_it_can():
+    """A pending point's cell (x0 < 0.5, any x1) holds other points of the same value: one is
+    taken; the best cell of one point (x0 = 0 of an allow-zero input) leaves it."""
+    from bofire_bark.optimize.incumbent import distinct_point
+
+    domain = Domain(inputs=Inputs(features=[
+        ContinuousInput(key="a", bounds=(0.0, 1.0)),
+        ContinuousInput(key="c", bounds=(0.2, 2.0), allow_zero=True)]))
+    space = SplitSpace.from_domain(domain)
+    box = input_box(domain, space)
+    thresholds = (np.array([0.5]), np.array([1.0]))
+
+    def score(X):  # constant on the grid's cells; the zero of c best
+        return (X[:, 0] <= 0.5) * 1.0 + (X[:, 1] == 0.0) * 2.0 + (X[:, 1] > 1.0) * 0.5
+
+    def check(X):
+        return feasible(domain, space, box, X)
+
+    x = np.array([0.25, 1.5])
+    y, v = distinct_point(x, box, thresholds, lambda X: (X[:, 0] <= 0.5) * 1.0, check,
+                          x[None, :])
+    assert v == 1.0 and not np.array_equal(y, x)  # another point of x's cell
+    x = np.array([0.25, 0.0])
+    y, v = distinct_point(x, box, thresholds, score, check, x[None, :])
+    assert v == 3.0 and y[1] == 0.0 and y[0] != 0.25  # the cell is a segment along a
+    # c alone: its zero is a cell of one point, the move leaves it for the best other cell
+    one = Domain(inputs=Inputs(features=[domain.inputs.get_by_key("c")]))
+    space1 = SplitSpace.from_domain(one)
+    box1 = input_box(one, space1)
+    x = np.array([0.0])
+    y, v = distinct_point(x, box1, thresholds[1:], lambda X: score(
+        np.column_stack([np.ones(len(X)), X[:, 0]])), lambda X: feasible(one, space1, box1, X),
+        x[None, :])
+    assert v == 0.5 and y[0] > 1.0 and feasible(one, space1, box1, y[None, :])[0]
