@@ -190,8 +190,6 @@ def _final_status(status: str, value: float, out_bound: float) -> tuple[str, flo
     gap = relative_gap(value, bound) if status != "incumbent" else float("nan")
     if status in WITH_BOUND and bound - value <= 1e-9 * max(1.0, abs(value)):
         status = "optimal"
-    elif status == "optimal":  # a point below the proven best (``_not_pending``)
-        status = "gap"
     return status, bound, gap
 
 
@@ -326,8 +324,9 @@ class OneOutputSearch:
                 f"with '{out.status}' ({out.message}) within the time limit of "
                 f"{settings.time_limit}s.")
         chosen, ucb = _snap_zeros(chosen, ucb, self.problem, self.score, self.fulfils)
-        chosen, ucb = _not_pending(chosen, ucb, self.pending, self.problem.box,
-                                   self.problem.ensemble.thresholds, self.score, self.fulfils)
+        chosen, ucb, status = _not_pending(chosen, ucb, status, self.pending,
+                                           self.problem.box, self.problem.ensemble.thresholds,
+                                           self.score, self.fulfils)
         status, bound, gap = _final_status(status, ucb, out.bound)
         return AcquisitionResult(
             candidate=self.space.decode(chosen[None, :]), x=chosen, objective=out.objective,
@@ -462,8 +461,8 @@ class _Outputs:
         else:
             x = np.asarray(res.x, dtype=np.float64)
         value = float(self.score(x[None, :])[0])
-        x, value = _not_pending(x, value, self.pending, self.box, self.thresholds, self.score,
-                                self.fulfils)
+        x, value, status = _not_pending(x, value, status, self.pending, self.box,
+                                        self.thresholds, self.score, self.fulfils)
         source = "start" if x0 is not None and np.array_equal(x, x0) else "search"
         status, bound, gap = _final_status(status, value, res.bound)
         return AcquisitionResult(
@@ -487,23 +486,25 @@ def _checked_start(find, is_feasible, fulfils):
     return start
 
 
-def _not_pending(x, value, pending, box, thresholds, score, fulfils):
-    """``x``, or when it repeats a pending point (a candidate of this batch or BoFire's), the
-    best single-feature move that does not (``incumbent.distinct_point``): another point of
-    the same cell when it has one; the gap is then taken from that point's value. The repeat
-    stays only when no move is feasible, and the strategy says so."""
+def _not_pending(x, value, status, pending, box, thresholds, score, fulfils):
+    """(x, value, status), or when ``x`` repeats a pending point (a candidate of this batch or
+    BoFire's), the best single-feature move that does not (``incumbent.distinct_point``):
+    another point of the same cell when it has one; else a point below the proven best, no
+    longer "optimal" (its gap is taken from its value). The repeat stays only when no move is
+    feasible, and the strategy says so."""
     if pending is None or not len(pending) or not (pending == x[None, :]).all(axis=1).any():
-        return x, value
+        return x, value, status
     moved = distinct_point(x, box, thresholds, score, fulfils, pending)
     if moved is None:
-        return x, value
+        return x, value, status
     y, v = moved
     if v >= value - 1e-9 * max(1.0, abs(value)):
         logger.info("the best cell holds a pending candidate: another point of it is taken")
     else:
         logger.info("the best cell is the pending candidate %s alone: the best move out of "
                     "it is taken (acquisition %.6g against %.6g)", x, v, value)
-    return y, v
+        status = "gap" if status == "optimal" else status
+    return y, v, status
 
 
 def _snap_zeros(x, value, problem, score, is_feasible):
