@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from bofire_bark.optimize.ensemble import DISCRETE, InputBox
+from bofire_bark.optimize.constraints import feature_values
+from bofire_bark.optimize.ensemble import InputBox
 from bofire_bark.optimize.specs import LinearSpec, NChooseKSpec, NonlinearSpec
 
 # Feasibility tolerance of the specs check (BoFire's is_fulfilled uses 1e-6; the final
@@ -203,8 +204,7 @@ class Constraints:
         from bofire_bark.expressions import evaluate
 
         box = self.box
-        v = np.array([box.values[j][int(round(x[j]))] if box.kinds[j] == DISCRETE else x[j]
-                      for j in range(box.n_features)])
+        v = feature_values(x[None, :], box)[0]
         for j in np.flatnonzero(box.semicontinuous):
             if v[j] != 0.0 and v[j] < box.active_lower[j] - TOL:
                 return False
