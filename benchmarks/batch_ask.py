@@ -6,8 +6,9 @@ with a smooth response, the strategy's defaults otherwise (issue 37, item 3).
     python -m benchmarks.batch_ask [--n 8] [--points 30] [--seed 0]
 
 Prints one JSON line: the ask's wall seconds, the seconds its searches' starts took
-(``incumbent_time``) and the searches (``solve_time``), each candidate's status, and a digest of
-the candidates (two trees that pick the same candidates print the same digest). Run it in two
+(``incumbent_time``) and the searches (``solve_time``), each candidate's status, the largest
+proven gap, how many candidates are distinct and fulfil the domain's constraints, and a digest
+of the candidates (two trees that pick the same candidates print the same digest). Run it in two
 checkouts in turn (``farm-bench``, or alternately by hand) for a ratio; numba's cache should be
 warm in both (a first run compiles).
 """
@@ -49,6 +50,9 @@ def run(n: int = 8, points: int = 30, seed: int = 0) -> dict:
             "start_s": round(sum(r.incumbent_time for r in results), 2),
             "search_s": round(sum(r.solve_time for r in results), 2),
             "status": [r.status for r in results],
+            "max_gap": round(max(r.gap for r in results), 4),
+            "distinct": len(cands.drop_duplicates()),
+            "feasible": int(domain.constraints.is_fulfilled(cands).sum()),
             "digest": hashlib.sha1(text).hexdigest()[:12]}
 
 

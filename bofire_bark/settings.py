@@ -53,6 +53,9 @@ class GridSettings:
         polish, polish_gap: under constraints, the share of the remaining time the search goes
             on once the gap is proven, towards ``polish_gap`` (the first point within the gap
             is often not the best one there; --pair polish).
+        batch_polish: whether the later candidates of an ``ask(n)`` polish too (default: the
+            first only; the later ones answer the believer's approximation, and the polish
+            was most of their search time: docs/guide/performance.md).
         threads: threads bounding the two children of a branching in the Python loop (the
             kernel releases the GIL). The numba loop uses one thread: two in rounds were
             slower on the loaded machine (numba_threads: boxes/s x0.92 per case).
@@ -83,6 +86,7 @@ class GridSettings:
     dive_backoff_max: int = 64
     polish: float = 0.5
     polish_gap: float = 0.01
+    batch_polish: bool = False
     threads: int = 2
     n_lagrange: int = 100
     lagrange_bins: bool = False

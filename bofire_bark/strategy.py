@@ -231,19 +231,22 @@ class BARKStrategy(PredictiveStrategy):
         measured = None
         if library is not None and not self.allow_repeats and self.experiments is not None:
             measured = self.space.encode(self.experiments)
+        from bofire_bark.optimize.entry import Batch
+
+        batch = Batch()  # the searches of this ask share their work
         chosen = []
         self.last_results = []
         with _bar(self.progress_bar, n, "BARK ask") as bar, compiling("the ask", "engine",
                                                                       "optimize"):
             for i in range(n):
-                result = self._solve(pending, library, measured)
+                result = self._solve(pending, library, measured, batch)
                 # a repeat of a point already in the batch (the acquisition can still peak in
                 # the same cell after conditioning): condition on it once more and re-solve
                 for _ in range(2):
                     if not _repeats(result.x, pending):
                         break
                     pending.append(result.x.reshape(1, -1))
-                    result = self._solve(pending, library, measured)
+                    result = self._solve(pending, library, measured, batch)
                 if _repeats(result.x, pending):
                     logger.warning("BARK ask %d/%d repeats an earlier candidate of this batch",
                                    i + 1, n)
@@ -280,7 +283,7 @@ class BARKStrategy(PredictiveStrategy):
         return self._library
 
     def _solve(self, pending: list[np.ndarray], library=None,
-               measured: np.ndarray | None = None):
+               measured: np.ndarray | None = None, batch=None):
         # a fresh seed from BoFire's seed stream for every solve: successive asks differ,
         # yet a strategy built with the same seed replays the same run
         from bofire_bark.optimize import solve_acquisition
@@ -297,7 +300,7 @@ class BARKStrategy(PredictiveStrategy):
                 [g.key for g in acq.goals], np.round(acq.weights, 3).tolist(), strict=True)))
         return solve_acquisition(self.search_plan(), self.posteriors(), acq, self.domain,
                                  self.space, self.acquisition_settings(seed), pending=pending,
-                                 library=library, exclude=exclude)
+                                 library=library, exclude=exclude, batch=batch)
 
     @property
     def rule(self) -> str:

@@ -38,7 +38,12 @@ from types import SimpleNamespace
 import numpy as np
 
 from bofire_bark.optimize.constraints import constraint_specs, feasible
-from bofire_bark.optimize.incumbent import Incumbent, distinct_point, find_incumbent
+from bofire_bark.optimize.incumbent import (
+    Incumbent,
+    distinct_point,
+    find_incumbent,
+    random_points,
+)
 from bofire_bark.optimize.problem import build_problem, with_tangent_cuts
 from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
     WITH_BOUND,
@@ -47,7 +52,7 @@ from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
     InfeasibleOutputLimitError,
     relative_gap,
 )
-from bofire_bark.optimize.rules import HYPERVOLUME_RULES
+from bofire_bark.optimize.rules import BATCH_RULES, HYPERVOLUME_RULES
 from bofire_bark.optimize.specs import NChooseKSpec, NonlinearSpec
 from bofire_bark.settings import AcquisitionSettings, settings_with
 from bofire_bark.space.finite import plan_search
@@ -112,9 +117,46 @@ def optimize_outputs(posteriors: dict, acq, domain, space,
     return _run(_Outputs(posteriors, acq, domain, space, pending, plan), settings)
 
 
+class Batch:
+    """What the searches of one batch share: pass the same one to every
+    ``solve_acquisition`` of an ``ask(n)``, the pending points growing from one to the next
+    and nothing else changing. Holds the random points the starts score (drawn by the first
+    candidate's start, with its seed) and the grid search's partition (``grid.Frontier``),
+    which the next candidate's search starts from under ``rules.BATCH_RULES`` (one output,
+    the Python box loop)."""
+
+    def __init__(self):
+        from bofire_bark.optimize.grid.driver import Frontier
+
+        self.frontier = Frontier()
+        self._draws: np.ndarray | None = None
+        self.searches = 0  # grid searches run so far
+
+    def search_settings(self, settings: AcquisitionSettings) -> AcquisitionSettings:
+        """The settings of the next grid search: without the polish after the first search
+        unless ``GridSettings.batch_polish``; counts the search."""
+        self.searches += 1
+        if self.searches == 1 or settings.grid.batch_polish:
+            return settings
+        return replace(settings, grid=replace(settings.grid, polish=0.0))
+
+    def draws(self, box, specs: tuple, delta: np.ndarray, settings: AcquisitionSettings
+              ) -> np.ndarray:
+        """The start's ``incumbent.random_points`` (the first call's, every time after)."""
+        if self._draws is None or len(self._draws) != settings.n_start_points:
+            self._draws = random_points(box, specs, settings.n_start_points, delta,
+                                        np.random.default_rng(settings.seed))
+        return self._draws
+
+
+def _draws(batch: Batch | None, box, specs, delta, settings) -> np.ndarray | None:
+    return None if batch is None else batch.draws(box, specs, delta, settings)
+
+
 def solve_acquisition(plan, posteriors: dict, acq, domain, space,
                       settings: AcquisitionSettings, pending: np.ndarray | None = None,
-                      library=None, exclude: np.ndarray | None = None) -> AcquisitionResult:
+                      library=None, exclude: np.ndarray | None = None,
+                      batch: Batch | None = None) -> AcquisitionResult:
     """One candidate by the search ``plan`` names (``space.finite.plan_search``): the
     enumeration of ``library`` (built here when None), the grid search or the MIP, for one
     objective or several (``acq``, ``outputs.output_acquisition``).
@@ -126,6 +168,7 @@ def solve_acquisition(plan, posteriors: dict, acq, domain, space,
         pending: (n_p, D) encoded points every sample is conditioned on.
         library, exclude: the enumeration's points (``library.build_library``) and the
             encoded points it never proposes (None: any).
+        batch: the ``Batch`` of the ask this candidate belongs to (None: none).
     """
     if plan.search == "library":
         from bofire_bark.optimize.library import build_library, optimize_library
@@ -134,10 +177,10 @@ def solve_acquisition(plan, posteriors: dict, acq, domain, space,
         return optimize_library(library, posteriors, acq, space, settings, pending=pending,
                                 exclude=exclude)
     if plan.several:
-        return _run(_Outputs(posteriors, acq, domain, space, pending, plan), settings)
+        return _run(_Outputs(posteriors, acq, domain, space, pending, plan, batch), settings)
     plus = acq.channels[acq.goals[0].plus]
     job = OneOutputSearch(posteriors[acq.keys[plus.output]], domain, space, float(plus.sign),
-                     pending, plan)
+                          pending, plan, batch)
     return _run(job, settings)
 
 
@@ -197,9 +240,10 @@ class OneOutputSearch:
     """One output's acquisition: the grid search, or a MIP solver for what it cannot hold
     (``prepare_search`` returns it prepared and built, for studies and tests)."""
 
-    def __init__(self, posterior, domain, space, sign, pending, plan):
+    def __init__(self, posterior, domain, space, sign, pending, plan, batch=None):
         self.posterior, self.domain, self.space = posterior, domain, space
         self.sign, self.pending, self.plan = sign, pending, plan
+        self.batch = batch
 
     def prepare(self, settings: AcquisitionSettings) -> None:
         self.settings = settings
@@ -239,9 +283,10 @@ class OneOutputSearch:
     def start(self, settings: AcquisitionSettings | None = None):
         settings = self.settings if settings is None else settings
         problem = self.problem
+        draws = _draws(self.batch, problem.box, problem.constraints, problem.delta, settings)
         start = _checked_start(lambda check: find_incumbent(
             problem.box, problem.constraints, problem.ensemble.thresholds, problem.delta,
-            self.score, check, settings), self.is_feasible, self.fulfils)
+            self.score, check, settings, draws=draws), self.is_feasible, self.fulfils)
         if self.name != "bnb" and settings.n_cuts > 0 and len(start.pool):
             self.problem = with_tangent_cuts(problem, start.pool[:settings.n_cuts])
         return start
@@ -287,7 +332,13 @@ class OneOutputSearch:
         t0 = time.perf_counter()
         grid, cons = self.grid(settings)
         build = time.perf_counter() - t0
-        res = search(grid, cons, start.x, start.value, settings, self.plan.numba_loop)
+        frontier = None
+        if self.batch is not None:
+            settings = self.batch.search_settings(settings)
+            if settings.rule in BATCH_RULES and not self.plan.numba_loop:
+                frontier = self.batch.frontier
+        res = search(grid, cons, start.x, start.value, settings, self.plan.numba_loop,
+                     frontier)
         x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
         return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds,
                               res.nodes, f"{res.unresolved} boxes without a feasible point "
@@ -339,9 +390,9 @@ class OneOutputSearch:
 class _Outputs:
     """Several outputs' channels combined by an ``outputs.OutputAcquisition``, on one grid."""
 
-    def __init__(self, posteriors, acq, domain, space, pending, plan):
+    def __init__(self, posteriors, acq, domain, space, pending, plan, batch=None):
         self.posteriors, self.acq, self.domain, self.space = posteriors, acq, domain, space
-        self.pending, self.plan = pending, plan
+        self.pending, self.plan, self.batch = pending, plan, batch
 
     def prepare(self, settings: AcquisitionSettings) -> None:
         settings.validate()
@@ -406,9 +457,10 @@ class _Outputs:
         # the shared grid holds every output's thresholds: the ascent tries a subset of each
         # feature's cells (the search then covers all of them)
         first = self.problems[0]
+        draws = _draws(self.batch, self.box, first.constraints, first.delta, settings)
         start = _checked_start(lambda check: find_incumbent(
             self.box, first.constraints, self.thresholds, first.delta, self.score, check,
-            settings, max_moves=MAX_MOVES), self.is_feasible, self.fulfils)
+            settings, max_moves=MAX_MOVES, draws=draws), self.is_feasible, self.fulfils)
         if not np.isfinite(start.value):
             start = replace(start, x=None)
         return start
@@ -436,6 +488,8 @@ class _Outputs:
         first = self.problems[0]
         cons = gr.Constraints(first.constraints, self.box, first.delta)
         times.build += time.perf_counter() - t
+        if self.batch is not None:
+            settings = self.batch.search_settings(settings)
         return gr.search(self.grid, cons, start.x, start.value, settings)
 
     def result(self, start, res, settings: AcquisitionSettings, times: _Times):

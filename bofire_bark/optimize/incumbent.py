@@ -209,13 +209,15 @@ class Incumbent:
 
 def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ...],
                    delta: np.ndarray, score, feasible, settings: AcquisitionSettings,
-                   n_pool: int = 16, max_moves: int | None = None) -> Incumbent:
+                   n_pool: int = 16, max_moves: int | None = None,
+                   draws: np.ndarray | None = None) -> Incumbent:
     """Best of ``settings.n_start_points`` feasible draws (seeded by ``settings.seed``),
     improved by ``settings.n_sweeps`` sweeps of coordinate ascent from the best
-    ``settings.n_starts`` of them (``max_moves``: see ``coordinate_ascent``)."""
-    rng = np.random.default_rng(settings.seed)
+    ``settings.n_starts`` of them (``max_moves``: see ``coordinate_ascent``). ``draws``: the
+    ``random_points`` to take instead of new ones (a batch draws them once)."""
     n_starts, sweeps = settings.n_starts, settings.n_sweeps
-    X = random_points(box, specs, settings.n_start_points, delta, rng)
+    X = draws if draws is not None else random_points(
+        box, specs, settings.n_start_points, delta, np.random.default_rng(settings.seed))
     X = X[feasible(X)]
     if len(X) == 0:
         return Incumbent(None, -np.inf, 0, np.zeros((0, box.n_features)))

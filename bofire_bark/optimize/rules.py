@@ -47,6 +47,11 @@ UCB, EI, PI = 0, 1, 2
 # grid's channels bound with the UCB at the coupling weight).
 HYPERVOLUME_RULES = ("ehvi", "nehvi")
 SINGLE_OUTPUT_RULES = ("ucb", "ei", "nei", "pi")
+# Rules whose value can only fall, at every point, when one more pending point is added (the
+# next candidate of a batch): the believer keeps every sample's mean and shrinks its sd, UCB
+# and EI are nondecreasing in both, and NEI's incumbent can only rise. PI grows as the sd
+# shrinks above its incumbent. A batch's searches reuse each other's bounds under these.
+BATCH_RULES = ("ucb", "ei", "nei")
 RULES = (*SINGLE_OUTPUT_RULES, *HYPERVOLUME_RULES)
 CODES = {"ucb": UCB, "ei": EI, "nei": EI, "pi": PI, "ehvi": UCB, "nehvi": UCB}
 # The weight k of the coupled bound m + k s <= C for EI and PI (any k > 0 is valid; it sets

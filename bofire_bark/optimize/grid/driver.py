@@ -136,9 +136,37 @@ def _dive(grid: Grid, cons: Constraints, box, split: int, best_v: float, rng,
     return None, -math.inf
 
 
+class Frontier:
+    """The partition of the grid a search leaves, for the next search of a batch.
+
+    Every box of it (open, pruned, decided or unresolved; the provably empty ones are left
+    out) with the upper bound it had: ``boxes`` holds (bound, undecided, split, lo, hi, cat).
+    The next candidate of a batch is searched with one more pending point, under which the
+    acquisition of ``rules.BATCH_RULES`` can only fall at every point, so each of these
+    bounds still holds: that search starts from these boxes instead of the root and bounds a
+    box again only when it reaches the top of the heap. Only a grid with the same thresholds
+    and categories (the same posterior) takes it.
+    """
+
+    def __init__(self):
+        self.boxes: list[tuple] = []
+        self._grid_key: tuple | None = None
+
+    @staticmethod
+    def _key(grid: Grid) -> tuple:
+        return (tuple(t.tobytes() for t in grid.gm.thresholds), grid.root()[2].tobytes())
+
+    def fits(self, grid: Grid) -> bool:
+        """Whether ``grid`` is the one the boxes were cut on (and there are boxes)."""
+        return bool(self.boxes) and self._grid_key == self._key(grid)
+
+    def keep(self, grid: Grid, boxes: list[tuple]) -> None:
+        self.boxes, self._grid_key = boxes, self._key(grid)
+
+
 def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
-           settings: AcquisitionSettings | None = None, numba_loop: bool = False
-           ) -> SearchResult:
+           settings: AcquisitionSettings | None = None, numba_loop: bool = False,
+           frontier: Frontier | None = None) -> SearchResult:
     """Best-first branch-and-bound from the incumbent (x0, v0; x0 None: none), after
     ``settings.grid.n_lagrange`` subgradient steps on the categorical multipliers at the root.
 
@@ -154,17 +182,25 @@ def search(grid: Grid, cons: Constraints, x0: np.ndarray | None, v0: float,
 
     The time limits count search time only: seconds numba spends compiling the kernels (the
     first asks in a new environment) are left out (``jit.compile_clock``).
+
+    ``frontier`` (a ``Frontier``; the Python loop only): the search starts from its boxes
+    when they were cut on this grid, and leaves its own partition in it. Pass one only when
+    the acquisition is nowhere above the one the boxes were bounded for (the next candidate
+    of a batch under ``rules.BATCH_RULES``).
     """
     settings = AcquisitionSettings() if settings is None else settings
+    if frontier is not None and numba_loop:
+        raise ValueError("a frontier is kept by the Python box loop only")
     with compile_clock() as clock:
-        result = _search_timed(grid, cons, x0, v0, settings, numba_loop, clock)
+        result = _search_timed(grid, cons, x0, v0, settings, numba_loop, clock, frontier)
     if clock.seconds > 0:
         logger.info("the grid search's clock left out %.1f s of numba compilation",
                     clock.seconds)
     return result
 
 
-def _search_timed(grid, cons, x0, v0, settings, numba_loop, clock) -> SearchResult:
+def _search_timed(grid, cons, x0, v0, settings, numba_loop, clock, frontier=None
+                  ) -> SearchResult:
     gs = settings.grid
     t0 = time.perf_counter()
     limit, max_time = settings.time_limit, settings.max_time
@@ -183,7 +219,8 @@ def _search_timed(grid, cons, x0, v0, settings, numba_loop, clock) -> SearchResu
         return _search_numba(grid, best_x, best_v, stop, gs, max_period)
     pool = ThreadPoolExecutor(1) if gs.threads > 1 else None
     try:
-        return _search(grid, cons, (best_x, best_v), stop, gs, max_period, rng, pool)
+        return _search(grid, cons, (best_x, best_v), stop, gs, max_period, rng, pool,
+                       frontier)
     finally:
         if pool is not None:
             pool.shutdown()
@@ -212,16 +249,25 @@ def search_problem(problem, systems, posterior, settings: AcquisitionSettings | 
     return search(grid, cons, x0, v0, settings, numba_loop)
 
 
-def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchResult:
+def _search(grid, cons, start, stop, settings, max_period, rng, pool, frontier=None
+            ) -> SearchResult:
     best_x, best_v = start
     dive_every = settings.dive_every
     st = np.zeros(7, np.int64)  # the backoff's state, as the numba loop keeps it
     st[gl.PERIOD] = 1
     grid.fit_multipliers(best_v, settings.n_lagrange)
-    lo, hi, cat = grid.root()
-    ub, n_und, split = grid.bound(lo, hi, cat)
-    heap = [(-ub, 0, n_und, split, lo, hi, cat)]
-    counter = 1
+    # heap entries: (-bound, tie-breaker, undecided, split, lo, hi, cat, stale); a stale
+    # bound is a frontier's (valid, maybe loose): the box is bounded again when it is on top
+    if frontier is not None and frontier.fits(grid):
+        heap = [(-b[0], i, *b[1:], True) for i, b in enumerate(frontier.boxes)]
+        heapq.heapify(heap)
+    else:
+        lo, hi, cat = grid.root()
+        ub, n_und, split = grid.bound(lo, hi, cat)
+        heap = [(-ub, 0, n_und, split, lo, hi, cat, False)]
+    counter = len(heap)
+    # the boxes that leave the heap but not the partition, for the frontier
+    kept: list[tuple] | None = [] if frontier is not None else None
     unresolved: list[float] = []
     nodes = 0
     status = "optimal"
@@ -242,9 +288,19 @@ def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchR
         elif stop.out_of_time(now, best_v, open_bound):
             status = "time_limit"
             break
-        neg, _, n_und, split, lo, hi, cat = heapq.heappop(heap)
+        neg, _, n_und, split, lo, hi, cat, stale = heapq.heappop(heap)
+        if stale:
+            ub, n_und, split = grid.bound(lo, hi, cat)
+            if ub > best_v:
+                heapq.heappush(heap, (-ub, counter, n_und, split, lo, hi, cat, False))
+                counter += 1
+            elif kept is not None:
+                kept.append((ub, n_und, split, lo, hi, cat))
+            continue
         nodes += 1
         if -neg <= best_v:
+            if kept is not None:
+                kept.append((-neg, n_und, split, lo, hi, cat))
             continue
         if n_und == 0:  # decided: the bound is the box's exact value
             x, empty = box_point(grid, cons, lo, hi, cat, rng)
@@ -253,6 +309,8 @@ def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchR
                     best_x, best_v = x, -neg
             elif not empty:
                 unresolved.append(-neg)
+            if kept is not None and not empty:
+                kept.append((-neg, n_und, split, lo, hi, cat))
             continue
         kids = [c for c in grid.branch(lo, hi, cat, split) if _may_hold(grid, cons, c)]
         if pool is not None and len(kids) == 2:
@@ -263,8 +321,10 @@ def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchR
             bounds = [grid.bound(*c) for c in kids]
         for child, (c_ub, c_und, c_split) in zip(kids, bounds, strict=True):
             if c_ub > best_v:
-                heapq.heappush(heap, (-c_ub, counter, c_und, c_split, *child))
+                heapq.heappush(heap, (-c_ub, counter, c_und, c_split, *child, False))
                 counter += 1
+            elif kept is not None:
+                kept.append((c_ub, c_und, c_split, *child))
         # cheap primal steps: the centre of the box just split, and now and then a dive
         if nodes % 4 == 1:
             x = centre(grid, lo, hi, cat)
@@ -285,6 +345,8 @@ def _search(grid, cons, start, stop, settings, max_period, rng, pool) -> SearchR
             "optimal" if stop.closed(open_bound, best_v) else "unresolved")
     if not heap:
         open_bound = max(unresolved, default=-math.inf)
+    if frontier is not None:
+        frontier.keep(grid, kept + [(-e[0], *e[2:7]) for e in heap])
     bound = max(open_bound, best_v)
     return SearchResult(best_x, best_v, bound, status, nodes, len(unresolved),
                         time.perf_counter() - stop.t0)
