@@ -233,7 +233,7 @@ class BARKStrategy(PredictiveStrategy):
             measured = self.space.encode(self.experiments)
         from bofire_bark.optimize.entry import Batch
 
-        batch = Batch()  # the searches of this ask share their work
+        batch = Batch(n)  # the searches of this ask share their work
         chosen = []
         self.last_results = []
         with _bar(self.progress_bar, n, "BARK ask") as bar, compiling("the ask", "engine",

@@ -119,18 +119,24 @@ def optimize_outputs(posteriors: dict, acq, domain, space,
 
 class Batch:
     """What the searches of one batch share: pass the same one to every
-    ``solve_acquisition`` of an ``ask(n)``, the pending points growing from one to the next
-    and nothing else changing. Holds the random points the starts score (drawn by the first
-    candidate's start, with its seed) and the grid search's partition (``grid.Frontier``),
-    which the next candidate's search starts from under ``rules.BATCH_RULES`` (one output,
-    the Python box loop)."""
+    ``solve_acquisition`` of an ``ask(n)`` (``size`` = n), the pending points growing from
+    one to the next and nothing else changing. Holds the random points the starts score
+    (drawn by the first candidate's start, with its seed) and the grid search's partition
+    (``grid.Frontier``): for n > 1 under ``rules.BATCH_RULES`` with one output, every search
+    of the batch runs the Python box loop, which keeps that partition, and the next candidate's
+    search starts from it."""
 
-    def __init__(self):
+    def __init__(self, size: int = 1):
         from bofire_bark.optimize.grid.driver import Frontier
 
+        self.size = int(size)
         self.frontier = Frontier()
         self._draws: np.ndarray | None = None
         self.searches = 0  # grid searches run so far
+
+    def shares_bounds(self, rule: str) -> bool:
+        """Whether the searches of this batch pass on their partition (``frontier``)."""
+        return self.size > 1 and rule in BATCH_RULES
 
     def search_settings(self, settings: AcquisitionSettings) -> AcquisitionSettings:
         """The settings of the next grid search: without the polish after the first search
@@ -317,28 +323,28 @@ class OneOutputSearch:
                            out.message)
         return out
 
-    def grid(self, settings: AcquisitionSettings | None = None):
+    def grid(self, settings: AcquisitionSettings | None = None,
+             numba_loop: bool | None = None):
         """(``grid.Grid``, ``grid.Constraints``) the grid search of these settings runs on
-        (relaxed for the plan's loop)."""
+        (relaxed for the loop: by default the plan's)."""
         from bofire_bark.optimize.grid import build_grid
 
         return build_grid(self.problem, self.systems, self.posterior,
                           self.settings if settings is None else settings, self.pending,
-                          self.plan.numba_loop)
+                          self.plan.numba_loop if numba_loop is None else numba_loop)
 
     def _grid_search(self, start, settings: AcquisitionSettings) -> _SearchOutcome:
         from bofire_bark.optimize.grid import search
 
-        t0 = time.perf_counter()
-        grid, cons = self.grid(settings)
-        build = time.perf_counter() - t0
-        frontier = None
+        numba_loop, frontier = self.plan.numba_loop, None
         if self.batch is not None:
             settings = self.batch.search_settings(settings)
-            if settings.rule in BATCH_RULES and not self.plan.numba_loop:
-                frontier = self.batch.frontier
-        res = search(grid, cons, start.x, start.value, settings, self.plan.numba_loop,
-                     frontier)
+            if self.batch.shares_bounds(settings.rule):
+                numba_loop, frontier = False, self.batch.frontier
+        t0 = time.perf_counter()
+        grid, cons = self.grid(settings, numba_loop)
+        build = time.perf_counter() - t0
+        res = search(grid, cons, start.x, start.value, settings, numba_loop, frontier)
         x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
         return _SearchOutcome(res.status, x, res.value, res.bound, build, res.seconds,
                               res.nodes, f"{res.unresolved} boxes without a feasible point "

@@ -161,3 +161,45 @@ def test_batch_settings_polish_the_first_search_only():
     box = input_box(domain, SplitSpace.from_domain(domain))
     first = batch.draws(box, (), active_delta(box), search_settings(seed=1))
     assert batch.draws(box, (), active_delta(box), search_settings(seed=2)) is first
+
+
+@pytest.mark.parametrize(("function", "n_search", "shared"), [
+    ({"type": "qUCB"}, 1, False), ({"type": "qUCB"}, 3, True),
+    ({"type": "qLogNEI"}, 3, True), ({"type": "qPI"}, 3, False)])
+def test_which_searches_of_an_ask_share_a_frontier(monkeypatch, function, n_search, shared):
+    """Without domain constraints ask(1) runs the plan's numba loop; ask(n > 1) under the
+    batch rules runs every search in the Python loop with one frontier; PI does not."""
+    import bofire.strategies.api as strategies
+    from bofire.data_models.domain.api import Domain, Outputs
+    from bofire.data_models.features.api import ContinuousOutput
+
+    from bofire_bark.data_models import BARKSettings, BARKStrategy
+    from bofire_bark.optimize.grid import driver
+
+    domain = Domain(inputs=continuous_domain(2).inputs,
+                    outputs=Outputs(features=[ContinuousOutput(key="y")]))
+    fast = BARKSettings(n_trees=5, n_chains=2, n_samples=2, thinning=2, burn_in=20)
+    data_model = BARKStrategy.model_validate({
+        "domain": domain.model_dump(), "surrogate_specs": fast.model_dump(), "seed": 0,
+        "acquisition_function": function})
+    strategy = strategies.map(data_model)
+    X = domain.inputs.sample(8, seed=0)
+    X["y"], X["valid_y"] = np.sin(3 * X["x0"]) + X["x1"], 1
+    strategy.tell(X)
+    calls = []
+    search = driver.search
+
+    def spy(grid, cons, x0, v0, settings=None, numba_loop=False, frontier=None):
+        calls.append((numba_loop, frontier))
+        return search(grid, cons, x0, v0, settings, numba_loop, frontier)
+
+    monkeypatch.setattr(driver, "search", spy)
+    monkeypatch.setattr(gr, "search", spy)
+    strategy.ask(n_search)
+    assert len(calls) >= n_search
+    if shared:
+        assert all(not numba and f is calls[0][1] and f is not None for numba, f in calls)
+    else:
+        assert all(f is None for _numba, f in calls)
+        if n_search == 1:
+            assert calls[0][0]  # the plan's numba loop
