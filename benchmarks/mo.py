@@ -731,7 +731,7 @@ def summary_table(runs: pd.DataFrame, curves: pd.DataFrame, refused: dict, plan:
                 notes.append(f"{len(partial)} in progress (at iteration "
                              f"{', '.join(str(int(i)) for i in partial)})")
             if p and p.get("seeds", most) < most:
-                notes.append(f"{p['seeds']} of {most} seeds planned (lowered for time)")
+                notes.append(f"{p['seeds']} seeds planned ({most} for another method)")
             row = {"benchmark": bench, "method": method, "seeds": len(hv), "iterations": its,
                    "planned_seeds": p.get("seeds", np.nan), "hv_median": hv.median(),
                    "hv_q25": hv.quantile(0.25), "hv_q75": hv.quantile(0.75),

@@ -117,7 +117,7 @@ def test_summary_pairs_seeds_against_bark():
     assert table.loc["Mobo", "vs_reference"] == "1/1/1"
     assert table.loc["Mobo", "p"] == pytest.approx(1.0)
     assert table.loc["BARK", "hv_median"] == 1.0
-    assert "2 of 3 seeds planned (lowered for time)" in table.loc["Mobo", "note"]
+    assert "2 seeds planned (3 for another method)" in table.loc["Mobo", "note"]
 
 
 def test_limits_met_is_the_share_of_bo_points_within_every_limit():
