@@ -224,6 +224,11 @@ def _draw_descriptor_cut(state, space, v, cat_words, rule_mask):
     return 1.0 + space.var_desc[v]
 
 
+# Below this a summed weight is taken in logs (``log_flagged_total``), where it keeps its
+# precision however small the weights are.
+TINY_TOTAL = 1e-200
+
+
 @njit(cache=True, nogil=True)
 def log_flagged_total(flags, log_w):
     """log of the summed weights exp(log_w) of the flagged variables (-inf if none)."""
@@ -411,6 +416,10 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
     draw_log_dirichlet(state, shapes, prior.active, log_new)
     log_r = 0.0
     flags = np.empty(d, dtype=np.bool_)
+    # The weights themselves, once (they sum to 1, so none overflows): each node's two sums
+    # then need no exp; a sum that underflows is taken again in logs.
+    w_old = np.exp(prior.log_w)
+    w_new = np.exp(log_new)
     # every tree's root sees the whole domain: its term once, not once per tree
     root_term = 0.0
     root_known = False
@@ -423,8 +432,17 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
                 node_subspace(forest, space, t, k, sub)
                 term = 0.0
                 if splittable_flags(space, sub, flags) < n_active:
-                    term = (log_flagged_total(flags, prior.log_w)
-                            - log_flagged_total(flags, log_new))
+                    total_old = 0.0
+                    total_new = 0.0
+                    for v in range(d):
+                        if flags[v]:
+                            total_old += w_old[v]
+                            total_new += w_new[v]
+                    if total_old > TINY_TOTAL and total_new > TINY_TOTAL:
+                        term = math.log(total_old) - math.log(total_new)
+                    else:
+                        term = (log_flagged_total(flags, prior.log_w)
+                                - log_flagged_total(flags, log_new))
                     log_r += term
                 if forest.parent[t, k] < 0:
                     root_term = term
