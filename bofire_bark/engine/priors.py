@@ -230,6 +230,21 @@ TINY_TOTAL = 1e-200
 
 
 @njit(cache=True, nogil=True)
+def log_total_ratio(flags, log_a, log_b, a, b):
+    """log(sum of a) - log(sum of b) over the flagged variables, given the weights ``a``, ``b``
+    and their logs: summed directly, or in logs where a sum is below ``TINY_TOTAL``."""
+    total_a = 0.0
+    total_b = 0.0
+    for v in range(flags.shape[0]):
+        if flags[v]:
+            total_a += a[v]
+            total_b += b[v]
+    if total_a > TINY_TOTAL and total_b > TINY_TOTAL:
+        return math.log(total_a) - math.log(total_b)
+    return log_flagged_total(flags, log_a) - log_flagged_total(flags, log_b)
+
+
+@njit(cache=True, nogil=True)
 def log_flagged_total(flags, log_w):
     """log of the summed weights exp(log_w) of the flagged variables (-inf if none)."""
     top = -np.inf
@@ -416,10 +431,11 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
     draw_log_dirichlet(state, shapes, prior.active, log_new)
     log_r = 0.0
     flags = np.empty(d, dtype=np.bool_)
-    # The weights themselves, once (they sum to 1, so none overflows): each node's two sums
-    # then need no exp; a sum that underflows is taken again in logs.
-    w_old = np.exp(prior.log_w)
-    w_new = np.exp(log_new)
+    # The weights themselves, once, at the first node some variable cannot split (they sum to
+    # 1, so none overflows): each node's two sums then need no exp; a sum that underflows is
+    # taken again in logs.
+    w_old = np.empty(0)
+    w_new = np.empty(0)
     # every tree's root sees the whole domain: its term once, not once per tree
     root_term = 0.0
     root_known = False
@@ -432,17 +448,10 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
                 node_subspace(forest, space, t, k, sub)
                 term = 0.0
                 if splittable_flags(space, sub, flags) < n_active:
-                    total_old = 0.0
-                    total_new = 0.0
-                    for v in range(d):
-                        if flags[v]:
-                            total_old += w_old[v]
-                            total_new += w_new[v]
-                    if total_old > TINY_TOTAL and total_new > TINY_TOTAL:
-                        term = math.log(total_old) - math.log(total_new)
-                    else:
-                        term = (log_flagged_total(flags, prior.log_w)
-                                - log_flagged_total(flags, log_new))
+                    if w_old.shape[0] == 0:
+                        w_old = np.exp(prior.log_w)
+                        w_new = np.exp(log_new)
+                    term = log_total_ratio(flags, prior.log_w, log_new, w_old, w_new)
                     log_r += term
                 if forest.parent[t, k] < 0:
                     root_term = term

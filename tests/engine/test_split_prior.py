@@ -165,3 +165,20 @@ def test_sparse_prior_finds_the_relevant_inputs():
     uni = fit_posterior(X, y, space, MCMCSettings(split_prior="uniform"), seed=1, burn_in=10,
                         n_samples=1, thinning=5, n_chains=1)
     assert "split_prob" not in uni.samples and np.isnan(uni.traces[:, :, 3:14]).all()
+
+
+@pytest.mark.parametrize("scale", [0.0, -300.0, -800.0])
+def test_node_normalizer_ratio_matches_logs_however_small_the_weights(scale):
+    """The sparse prior's acceptance term per node, log Z(s) - log Z(s*), summed from the
+    weights or (where a sum underflows: scale -800) in logs, equals the log-sum-exp."""
+    from scipy.special import logsumexp
+
+    from bofire_bark.engine.priors import log_total_ratio
+
+    rng = np.random.default_rng(3)
+    log_a = scale + np.log(rng.dirichlet(np.full(40, 0.2)))
+    log_b = scale + np.log(rng.dirichlet(np.full(40, 0.2)))
+    flags = rng.random(40) < 0.5
+    want = logsumexp(log_a[flags]) - logsumexp(log_b[flags])
+    got = log_total_ratio(flags, log_a, log_b, np.exp(log_a), np.exp(log_b))
+    assert np.isfinite(got) and got == pytest.approx(want, rel=1e-9, abs=1e-9)
