@@ -230,6 +230,12 @@ TINY_TOTAL = 1e-200
 
 
 @njit(cache=True, nogil=True)
+def _fill_exp(log_w, out):
+    for v in range(log_w.shape[0]):
+        out[v] = math.exp(log_w[v])
+
+
+@njit(cache=True, nogil=True)
 def log_total_ratio(flags, log_a, log_b, a, b):
     """log(sum of a) - log(sum of b) over the flagged variables, given the weights ``a``, ``b``
     and their logs: summed directly, or in logs where a sum is below ``TINY_TOTAL``."""
@@ -398,7 +404,8 @@ def update_concentration(state, prior, n_steps, step):
 
 
 @njit(cache=True, nogil=True)
-def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new):
+def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new, w_old,
+                       w_new):
     """One update of the split-feature weights s given the forest, then of a given s.
 
     Under the tree prior, s enters only through the rule probabilities of the internal nodes,
@@ -409,7 +416,8 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
     Dir(s; a/P) prod s_j^c_j / prod Z_node(s) over proposal Dir(s; a/P + c)). Where every
     active feature can split every node the ratio is exactly 1 (a Gibbs draw).
 
-    Scratch: ``sub`` a ``Subspace``; ``counts`` (V,) int64; ``shapes``, ``log_new`` (V,) float64.
+    Scratch: ``sub`` a ``Subspace``; ``counts`` (V,) int64; ``shapes``, ``log_new``, ``w_old``,
+    ``w_new`` (V,) float64.
     """
     feat, thr = forest.feat, forest.thr
     d = space.var_col.shape[0]
@@ -431,11 +439,10 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
     draw_log_dirichlet(state, shapes, prior.active, log_new)
     log_r = 0.0
     flags = np.empty(d, dtype=np.bool_)
-    # The weights themselves, once, at the first node some variable cannot split (they sum to
-    # 1, so none overflows): each node's two sums then need no exp; a sum that underflows is
-    # taken again in logs.
-    w_old = np.empty(0)
-    w_new = np.empty(0)
+    # The weights themselves (``w_old``, ``w_new`` scratch), once, at the first node some
+    # variable cannot split (they sum to 1, so none overflows): each node's two sums then
+    # need no exp; a sum that underflows is taken again in logs.
+    filled = False
     # every tree's root sees the whole domain: its term once, not once per tree
     root_term = 0.0
     root_known = False
@@ -448,9 +455,10 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
                 node_subspace(forest, space, t, k, sub)
                 term = 0.0
                 if splittable_flags(space, sub, flags) < n_active:
-                    if w_old.shape[0] == 0:
-                        w_old = np.exp(prior.log_w)
-                        w_new = np.exp(log_new)
+                    if not filled:
+                        _fill_exp(prior.log_w, w_old)
+                        _fill_exp(log_new, w_new)
+                        filled = True
                     term = log_total_ratio(flags, prior.log_w, log_new, w_old, w_new)
                     log_r += term
                 if forest.parent[t, k] < 0:

@@ -179,6 +179,8 @@ def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, no
     counts = np.zeros(n_vars, dtype=np.int64)
     shapes = np.empty(n_vars)
     log_new = np.empty(n_vars)
+    w_old = np.empty(n_vars)
+    w_new = np.empty(n_vars)
     for sweep in range(n_sweeps):
         # each tree grows at most once per sweep: stop early if storage might not suffice
         for t in range(m):
@@ -198,7 +200,7 @@ def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, no
             counters[0] = 0
         if tree_prior.dirichlet:
             update_split_probs(state, forest, space, tree_prior, sc.node, counts, shapes,
-                               log_new)
+                               log_new, w_old, w_new)
         if sweep < trace.shape[0]:
             _record(trace, sweep, lik, y.shape[0], forest, space, sigma2, tree_prior)
     return n_sweeps
