@@ -62,8 +62,11 @@ class TreePrior(NamedTuple):
     A splittable node at depth d is internal with probability ``alpha (1 + d)^-beta``
     (floats). ``dirichlet`` (bool) selects the sparse prior; then ``log_w`` (D,) float64 holds
     log s (-inf for features in no split: ``active`` (D,) bool false) and ``conc`` (1,)
-    float64 the concentration a, both updated in place by ``update_split_probs``. With the
-    uniform prior they are unused.
+    float64 the concentration a, both updated in place by ``update_split_probs``; ``w`` (D,)
+    float64 holds s itself, exp(log_w) (the weights sum to 1, so none overflows; the rule draw
+    reads it instead of taking an exp per variable and node). Write the weights with
+    ``set_split_weights``, which keeps the two together. With the uniform prior they are
+    unused.
     """
 
     alpha: float
@@ -72,6 +75,7 @@ class TreePrior(NamedTuple):
     log_w: np.ndarray
     active: np.ndarray
     conc: np.ndarray
+    w: np.ndarray
 
 
 def tree_prior(alpha: float, beta: float, space: Space, dirichlet: bool = False) -> TreePrior:
@@ -80,7 +84,15 @@ def tree_prior(alpha: float, beta: float, space: Space, dirichlet: bool = False)
     n_active = int(active.sum())
     log_w = np.where(active, -math.log(max(n_active, 1)), -np.inf)
     return TreePrior(float(alpha), float(beta), bool(dirichlet), log_w, active,
-                     np.array([float(max(n_active, 1))]))
+                     np.array([float(max(n_active, 1))]), np.exp(log_w))
+
+
+@njit(cache=True, nogil=True)
+def set_split_weights(prior, log_w):
+    """The sparse prior's weights from their logs ``log_w`` (V,): ``log_w`` and ``w``."""
+    for v in range(log_w.shape[0]):
+        prior.log_w[v] = log_w[v]
+        prior.w[v] = math.exp(log_w[v])
 
 
 @njit(cache=True, nogil=True)
@@ -145,7 +157,7 @@ def draw_rule(state, space, sub, rule_mask, prior):
     flags = np.empty(space.var_col.shape[0], dtype=np.bool_)
     n_ok = splittable_flags(space, sub, flags)
     if prior.dirichlet:
-        v = _draw_weighted(state, flags, prior.log_w)
+        v = _draw_weighted(state, flags, prior.log_w, prior.w)
         if v < 0:
             return -1, 0.0
     else:
@@ -213,6 +225,15 @@ def _draw_descriptor_cut(state, space, v, cat_words, rule_mask):
     distinct values of the categories in ``cat_words``; the categories at or below it go to
     ``rule_mask``. Returns the rule's threshold ``1 + var_desc[v]``."""
     k = space.n_values[space.var_col[v]]
+    two = False
+    for w in range(space.high.shape[1]):
+        two = two or space.high[v, w] != np.uint64(0)
+    if two:  # two values, both among the categories (it can split): the one cut, as bits
+        randint(state, 1)  # the draw the walk below makes, so the stream stays the same
+        for w in range(rule_mask.shape[0]):
+            high = space.high[v, w] if w < space.high.shape[1] else np.uint64(0)
+            rule_mask[w] = cat_words[w] & ~high
+        return 1.0 + space.var_desc[v]
     n_distinct, _ = _distinct_ranks(space, v, cat_words, k)
     _, cut = _distinct_ranks(space, v, cat_words, 1 + randint(state, n_distinct - 1))
     for w in range(rule_mask.shape[0]):
@@ -267,8 +288,24 @@ def log_flagged_total(flags, log_w):
 
 
 @njit(cache=True, nogil=True)
-def _draw_weighted(state, flags, log_w):
-    """A flagged variable with probability proportional to exp(log_w); -1 if none."""
+def _draw_weighted(state, flags, log_w, w):
+    """A flagged variable with probability proportional to its weight ``w`` (= exp(log_w));
+    -1 if none. Where the flagged weights sum below ``TINY_TOTAL`` the draw is made in logs."""
+    total = 0.0
+    for v in range(flags.shape[0]):
+        if flags[v]:
+            total += w[v]
+    if total > TINY_TOTAL:
+        u = uniform(state) * total
+        last = -1
+        acc = 0.0
+        for v in range(flags.shape[0]):
+            if flags[v] and w[v] > 0.0:
+                acc += w[v]
+                last = v
+                if u < acc:
+                    return v
+        return last  # rounding left u above the last partial sum
     log_total = log_flagged_total(flags, log_w)
     if log_total == -np.inf:
         return -1
@@ -465,8 +502,7 @@ def update_split_probs(state, forest, space, prior, sub, counts, shapes, log_new
                     root_term = term
                     root_known = True
     if math.log(uniform(state)) < log_r:
-        for j in range(d):
-            prior.log_w[j] = log_new[j]
+        set_split_weights(prior, log_new)
     update_concentration(state, prior, 5, 1.0)
 
 
@@ -487,6 +523,7 @@ def draw_split_prior(state, prior, shapes):
     for j in range(shapes.shape[0]):
         shapes[j] = a / n_active
     draw_log_dirichlet(state, shapes, prior.active, prior.log_w)
+    set_split_weights(prior, prior.log_w)
 
 
 def noise_prior_scale(nu: float, q: float) -> float:

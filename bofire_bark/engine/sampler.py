@@ -41,6 +41,7 @@ from bofire_bark.engine.likelihood import (
 from bofire_bark.engine.priors import (
     noise_prior,
     root_splittable,
+    set_split_weights,
     tree_prior,
     update_split_probs,
 )
@@ -384,8 +385,9 @@ class Chain:
                 self.lik, self.leaf_of, self.counters = kept[2:]
                 return
             self.swap_stats[1] += 1
-        w = self.tree_prior.log_w  # equal while weights are held: the swap changes nothing
-        w[va], w[vb] = w[vb], w[va]
+        # equal while weights are held: the swap changes nothing
+        for w in (self.tree_prior.log_w, self.tree_prior.w):
+            w[va], w[vb] = w[vb], w[va]
 
     def loglik(self) -> tuple[float, float]:
         """Current (y^T K^-1 y, log|K|) as the low-rank state holds it."""
@@ -414,7 +416,7 @@ class Chain:
         return {"split_log_w": self.tree_prior.log_w, "split_conc": self.tree_prior.conc}
 
     def restore_split_state(self, log_w: np.ndarray, conc: np.ndarray) -> None:
-        self.tree_prior.log_w[:] = log_w
+        set_split_weights(self.tree_prior, np.ascontiguousarray(log_w, dtype=np.float64))
         self.tree_prior.conc[:] = conc
         self.weights_started = True
 

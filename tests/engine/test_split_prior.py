@@ -22,7 +22,7 @@ from scipy import stats
 
 from bofire_bark.engine import Chain, MCMCSettings, sample_prior
 from bofire_bark.engine.forest import new_subspace, split_variables
-from bofire_bark.engine.priors import draw_rule, tree_prior
+from bofire_bark.engine.priors import draw_rule, set_split_weights, tree_prior
 from bofire_bark.engine.rng import seed_states
 
 P_MIN = 0.001
@@ -126,7 +126,7 @@ def test_rule_feature_follows_the_weights_restricted_to_splittable_features():
     kinds, lower, upper, n_values = mixed_space()
     space = split_variables(kinds, lower, upper, n_values)
     prior = tree_prior(0.95, 2.0, space, dirichlet=True)
-    prior.log_w[:3] = np.log([0.6, 0.3, 0.1])
+    set_split_weights(prior, np.concatenate((np.log([0.6, 0.3, 0.1]), prior.log_w[3:])))
     sub = new_subspace(4, 1)
     sub.lo[:] = lower
     sub.hi[:] = upper
@@ -182,3 +182,22 @@ def test_node_normalizer_ratio_matches_logs_however_small_the_weights(scale):
     want = logsumexp(log_a[flags]) - logsumexp(log_b[flags])
     got = log_total_ratio(flags, log_a, log_b, np.exp(log_a), np.exp(log_b))
     assert np.isfinite(got) and got == pytest.approx(want, rel=1e-9, abs=1e-9)
+
+
+def test_weights_follow_their_logs_through_updates_swaps_and_restores():
+    """The rule draw reads the weights ``w``; they stay exp(log_w) through the sparse prior's
+    updates, label swaps and a restore (a stale ``w`` would draw from old weights)."""
+    rng = np.random.default_rng(1)
+    X = rng.random((30, 4))
+    y = X[:, 0] + X[:, 1] + 0.1 * rng.standard_normal(30)
+    space = (np.zeros(4, np.int64), np.zeros(4), np.ones(4), np.zeros(4, np.int64))
+    chain = Chain(space, MCMCSettings(split_prior="dirichlet", label_swap_every=2),
+                  seed_states(5, 1)[0])
+    chain.set_data(X, y - y.mean())
+    chain.run(200)
+    prior = chain.tree_prior
+    assert chain.swap_stats[1] > 0  # some swap was accepted
+    np.testing.assert_allclose(prior.w, np.exp(prior.log_w), rtol=1e-14, atol=0)
+    log_w = np.log(rng.dirichlet(np.ones(4)))
+    chain.restore_split_state(log_w, np.array([2.0]))
+    np.testing.assert_allclose(prior.w, np.exp(log_w), rtol=1e-14, atol=0)
