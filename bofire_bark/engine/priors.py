@@ -64,8 +64,9 @@ class TreePrior(NamedTuple):
     log s (-inf for features in no split: ``active`` (D,) bool false) and ``conc`` (1,)
     float64 the concentration a, both updated in place by ``update_split_probs``; ``w`` (D,)
     float64 holds s itself, exp(log_w) (the weights sum to 1, so none overflows; the rule draw
-    reads it instead of taking an exp per variable and node). Write the weights with
-    ``set_split_weights``, which keeps the two together. With the uniform prior they are
+    reads it instead of taking an exp per variable and node), ``cum`` (D,) its running sums
+    (the draw by rejection). Write the weights with ``set_split_weights``, which keeps the
+    three together. With the uniform prior they are
     unused.
     """
 
@@ -76,6 +77,7 @@ class TreePrior(NamedTuple):
     active: np.ndarray
     conc: np.ndarray
     w: np.ndarray
+    cum: np.ndarray
 
 
 def tree_prior(alpha: float, beta: float, space: Space, dirichlet: bool = False) -> TreePrior:
@@ -84,15 +86,19 @@ def tree_prior(alpha: float, beta: float, space: Space, dirichlet: bool = False)
     n_active = int(active.sum())
     log_w = np.where(active, -math.log(max(n_active, 1)), -np.inf)
     return TreePrior(float(alpha), float(beta), bool(dirichlet), log_w, active,
-                     np.array([float(max(n_active, 1))]), np.exp(log_w))
+                     np.array([float(max(n_active, 1))]), np.exp(log_w),
+                     np.cumsum(np.exp(log_w)))
 
 
 @njit(cache=True, nogil=True)
 def set_split_weights(prior, log_w):
-    """The sparse prior's weights from their logs ``log_w`` (V,): ``log_w`` and ``w``."""
+    """The sparse prior's weights from their logs ``log_w`` (V,): ``log_w``, ``w``, ``cum``."""
+    total = 0.0
     for v in range(log_w.shape[0]):
         prior.log_w[v] = log_w[v]
         prior.w[v] = math.exp(log_w[v])
+        total += prior.w[v]
+        prior.cum[v] = total
 
 
 @njit(cache=True, nogil=True)
@@ -141,6 +147,51 @@ def split_prob(prior, depth):
     return prior.alpha * (1.0 + depth) ** (-prior.beta)
 
 
+# Above this many split variables (fingerprint bits) the sparse prior's rule draw first tries
+# by rejection: a variable from all the weights, kept if it can split the node, up to
+# REJECTION_TRIES times, then the exact restricted draw over every variable's test. Either
+# way the variable has probability w_v / (the splittable weight): if Z is that weight, a
+# try keeps v with w_v, and P(v) = w_v sum_k (1 - Z)^k + (1 - Z)^K w_v / Z = w_v / Z. Below
+# it the one pass over the variables is cheap and the chains stay as they were.
+REJECTION_MIN_VARS = 64
+REJECTION_TRIES = 8
+
+
+@njit(cache=True, nogil=True)
+def _draw_by_rejection(state, space, sub, prior):
+    """A variable by rejection from the cumulative weights ``prior.cum``; -1 after
+    ``REJECTION_TRIES`` tries that all drew a variable unable to split ``sub``."""
+    n = prior.cum.shape[0]
+    total = prior.cum[n - 1]
+    for _ in range(REJECTION_TRIES):
+        v = np.searchsorted(prior.cum, uniform(state) * total, side="right")
+        if v >= n:
+            v = n - 1
+        j = space.var_col[v]
+        if prior.w[v] > 0.0 and var_can_split(space, v, sub.lo[j], sub.hi[j], sub.cats[j]):
+            return v
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _draw_splittable(state, space, sub, prior):
+    """A variable from the prior's weights restricted to those that can split ``sub``, by
+    testing every variable (uniform for the paper's prior); -1 if none can."""
+    flags = np.empty(space.var_col.shape[0], dtype=np.bool_)
+    n_ok = splittable_flags(space, sub, flags)
+    if prior.dirichlet:
+        return _draw_weighted(state, flags, prior.log_w, prior.w)
+    if n_ok == 0:
+        return -1
+    pick = randint(state, n_ok)
+    for v in range(space.var_col.shape[0]):
+        if flags[v]:
+            if pick == 0:
+                return v
+            pick -= 1
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def draw_rule(state, space, sub, rule_mask, prior):
     """Draw a split rule from the node's subspace ``sub``; returns (feature, threshold).
@@ -154,23 +205,13 @@ def draw_rule(state, space, sub, rule_mask, prior):
     Returns feature -1 when no variable can split.
     """
     lo, hi, cats = sub
-    flags = np.empty(space.var_col.shape[0], dtype=np.bool_)
-    n_ok = splittable_flags(space, sub, flags)
-    if prior.dirichlet:
-        v = _draw_weighted(state, flags, prior.log_w, prior.w)
+    v = -1
+    if prior.dirichlet and space.var_col.shape[0] > REJECTION_MIN_VARS:
+        v = _draw_by_rejection(state, space, sub, prior)
+    if v < 0:
+        v = _draw_splittable(state, space, sub, prior)
         if v < 0:
             return -1, 0.0
-    else:
-        if n_ok == 0:
-            return -1, 0.0
-        pick = randint(state, n_ok)
-        v = -1
-        for vv in range(space.var_col.shape[0]):
-            if flags[vv]:
-                if pick == 0:
-                    v = vv
-                    break
-                pick -= 1
     j = space.var_col[v]
     if space.var_desc[v] >= 0:
         return j, _draw_descriptor_cut(state, space, v, cats[j], rule_mask)

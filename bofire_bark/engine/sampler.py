@@ -385,9 +385,9 @@ class Chain:
                 self.lik, self.leaf_of, self.counters = kept[2:]
                 return
             self.swap_stats[1] += 1
-        # equal while weights are held: the swap changes nothing
-        for w in (self.tree_prior.log_w, self.tree_prior.w):
-            w[va], w[vb] = w[vb], w[va]
+        w = self.tree_prior.log_w.copy()  # equal while weights are held: no change then
+        w[va], w[vb] = w[vb], w[va]
+        set_split_weights(self.tree_prior, w)
 
     def loglik(self) -> tuple[float, float]:
         """Current (y^T K^-1 y, log|K|) as the low-rank state holds it."""

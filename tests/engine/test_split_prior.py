@@ -201,3 +201,33 @@ def test_weights_follow_their_logs_through_updates_swaps_and_restores():
     log_w = np.log(rng.dirichlet(np.ones(4)))
     chain.restore_split_state(log_w, np.array([2.0]))
     np.testing.assert_allclose(prior.w, np.exp(log_w), rtol=1e-14, atol=0)
+
+
+def test_rule_draw_by_rejection_follows_the_restricted_weights():
+    """Above REJECTION_MIN_VARS variables the draw tries by rejection, then falls back to the
+    exact restricted draw: with 90 % of the weight on a feature that cannot split the node
+    (so about 43 % of draws fall back), the others are drawn with w_v / (their weight)."""
+    from bofire_bark.engine.priors import REJECTION_MIN_VARS
+
+    d = REJECTION_MIN_VARS + 16
+    space = split_variables(np.zeros(d, np.int64), np.zeros(d), np.ones(d),
+                            np.zeros(d, np.int64))
+    prior = tree_prior(0.95, 2.0, space, dirichlet=True)
+    rest = np.random.default_rng(0).dirichlet(np.ones(d - 1)) * 0.1
+    set_split_weights(prior, np.log(np.concatenate(([0.9], rest))))
+    sub = new_subspace(d, 1)
+    sub.lo[:] = 0.0
+    sub.hi[:] = 1.0
+    sub.lo[0] = sub.hi[0] = 1.0  # feature 0 exhausted here
+    state = seed_states(4, 1)[0]
+    mask = np.zeros(1, np.uint64)
+    n = 40000
+    drawn = np.array([draw_rule(state, space, sub, mask, prior)[0] for _ in range(n)])
+    observed = np.bincount(drawn, minlength=d)
+    assert observed[0] == 0
+    # the five heaviest others and the rest pooled
+    top = np.argsort(rest)[::-1][:5] + 1
+    expected = rest[top - 1] / rest.sum()
+    obs = np.append(observed[top], n - observed[top].sum())
+    p = stats.chisquare(obs, n * np.append(expected, 1 - expected.sum())).pvalue
+    assert p > P_MIN, (obs, p)
