@@ -1,11 +1,12 @@
 """Regenerate the published benchmark results.
 
-    python -m benchmarks {regression,bo,plots,mo,mo-plots,split-prior,chem-suite,all} [options]
+    python -m benchmarks {regression,bo,plots,mo,mo-plots,mo-compare,split-prior,chem-suite,all} [options]
 
 ``regression``: the paper's UCI model-fit table (BARK vs BoFire's SingleTaskGP);
 ``bo``: the Bayesian-optimization study (resumable, one CSV per run); ``plots``: figures and
 tables from the BO CSVs; ``mo`` and ``mo-plots``: the multi-objective study and its
-hypervolume plot and table (``mo.py``); ``split-prior {regression,bo,report}``: the uniform
+hypervolume plot and table (``mo.py``), ``mo-compare`` one method's runs against an
+earlier version's kept aside; ``split-prior {regression,bo,report}``: the uniform
 against the sparse Dirichlet split prior (``split_prior.py``); ``chem-suite {run,summary}``:
 BARK and its levers against Sobo and random picks on five chemistry problems
 (``chem_suite.py``, also ``python -m benchmarks.chem_suite``); ``all``: regression, bo and
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> None:
     plots.add_arguments(sub.add_parser("plots", help="BO plots and tables"))
     mo.add_arguments(sub.add_parser("mo", help="multi-objective BO study"))
     mo.add_plot_arguments(sub.add_parser("mo-plots", help="multi-objective plot and table"))
+    mo.add_compare_arguments(sub.add_parser("mo-compare", help="one method's runs against "
+                                            "an earlier version's, paired by seed"))
     split_prior.add_arguments(sub.add_parser("split-prior", help="uniform vs Dirichlet split "
                                              "prior: regression, bo, report"))
     chem_suite.add_arguments(sub.add_parser("chem-suite", help="chemistry suite: BARK, its "
@@ -49,6 +52,8 @@ def main(argv: list[str] | None = None) -> None:
         mo.run_from_args(args)
     elif args.command == "mo-plots":
         mo.plots_from_args(args)
+    elif args.command == "mo-compare":
+        mo.compare_from_args(args)
     elif args.command == "split-prior":
         split_prior.run_from_args(args)
     elif args.command == "chem-suite":

@@ -800,6 +800,27 @@ def make_summary(out_dir: Path = DEFAULT_OUT, runs_name: str = "runs",
     return text
 
 
+def compare_runs(base: Path, runs: Path, method: str, iteration: int = 30) -> str:
+    """One method's final hypervolume in two run trees (``base``: an earlier version's runs
+    kept aside, ``runs``: the current ones), paired by benchmark and seed: medians, the count
+    of seeds where ``runs`` is higher / tied / lower and the sign test."""
+    lines = [f"| benchmark | seeds | {method} before, median | now, median | now higher/tied/"
+             "lower (sign test p) |", "|---|---|---|---|---|"]
+    finals = {}
+    for name, root in (("before", base), ("now", runs)):
+        curves = hv_curves(load_runs(root)[0])
+        curves = curves[(curves["method"] == method) & (curves["iteration"] == iteration)]
+        finals[name] = curves.set_index(["benchmark", "seed"])["hypervolume"]
+    both = pd.concat(finals, axis=1).dropna()
+    for bench in _order(set(both.index.get_level_values(0))):
+        b = both.loc[bench]
+        hi, lo = int((b["now"] > b["before"]).sum()), int((b["now"] < b["before"]).sum())
+        lines.append(f"| {bench} | {len(b)} | {_fmt(b['before'].median())} | "
+                     f"{_fmt(b['now'].median())} | {hi}/{len(b) - hi - lo}/{lo} "
+                     f"(p {_fmt(sign_test_p(hi, lo))}) |")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
@@ -852,6 +873,18 @@ def run_from_args(args) -> None:
         run_study(benches, args.methods, args.seeds, cfg, n_jobs=n_jobs,
                   first_seed=args.first_seed, method_seeds=overrides,
                   retry_unsupported=args.retry_unsupported, isolate=not args.in_process)
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base", type=Path, required=True,
+                        help="the earlier runs (a tree like results/mo/runs)")
+    parser.add_argument("--runs", type=Path, default=DEFAULT_OUT / "runs")
+    parser.add_argument("--method", default="BARK-NEHVI", choices=METHODS)
+    parser.add_argument("--iteration", type=int, default=30)
+
+
+def compare_from_args(args) -> None:
+    print(compare_runs(args.base, args.runs, args.method, args.iteration))
 
 
 def plots_from_args(args) -> None:

@@ -80,6 +80,7 @@ class BARKStrategy(PredictiveStrategy):
         self.settings = acquisition_settings(data_model)
         self.plan = None  # which search answers an ask: decided at the first ask, then kept
         self.scalarization = data_model.scalarization
+        self.ref_point = data_model.ref_point
         self.progress_bar = data_model.progress_bar
         self.allow_repeats = data_model.allow_repeats
         self._library = None  # the enumerated feasible points, built at the first ask
@@ -332,7 +333,26 @@ class BARKStrategy(PredictiveStrategy):
         n_goals = sum(type(f.objective) in GOAL_OBJECTIVES
                       for f in objective_outputs(self.domain))
         weights = draw_weights(n_goals, np.random.default_rng(seed))
-        return output_acquisition(self.domain, self.posteriors(), weights, self.scalarization)
+        return output_acquisition(self.domain, self.posteriors(), weights, self.scalarization,
+                                  reference=self.reference_point())
+
+    def reference_point(self) -> dict[str, float] | None:
+        """``ref_point`` in the outputs' units, moving values taken from the experiments by
+        BoFire's own ``infer_ref_point``; None when not given (the search infers it as Mobo
+        does)."""
+        if self.ref_point is None:
+            return None
+        from bofire.data_models.strategies.api import ExplicitReferencePoint, FixedReferenceValue
+        from bofire.utils.multiobjective import infer_ref_point
+
+        ref = self.ref_point
+        if not isinstance(ref, ExplicitReferencePoint):
+            ref = ExplicitReferencePoint(
+                values={k: FixedReferenceValue(value=v) for k, v in ref.items()})
+        experiments = self.domain.outputs.preprocess_experiments_all_valid_outputs(
+            self.experiments)
+        return {k: float(v) for k, v in infer_ref_point(
+            self.domain, experiments, return_masked=False, reference_point=ref).items()}
 
 
 def default_output(domain):

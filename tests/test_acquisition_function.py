@@ -221,3 +221,41 @@ def test_hypervolume_rules_ask_on_several_outputs(acqf, limits, library):
     with pytest.raises(ValueError, match=f"acquisition_function {type(acqf).__name__}: the "
                                          "hypervolume needs two or more"):
         BARKStrategy(domain=domain(), acquisition_function=acqf)
+
+
+def test_ref_point_as_mobo_takes_it():
+    """``ref_point`` as MoboStrategy's field: a dict of fixed values or BoFire's
+    ExplicitReferencePoint (here a moving value: 0.5 worse than the best measured cost; BoFire's
+    offsets count in the maximized orientation) reaches the
+    hypervolume standardized and oriented; qUCB and keys that miss an objective are refused."""
+    from bofire.data_models.strategies.api import (
+        AbsoluteMovingReferenceValue,
+        ExplicitReferencePoint,
+        FixedReferenceValue,
+    )
+
+    outs = [ContinuousOutput(key="y", objective=MaximizeObjective()),
+            ContinuousOutput(key="z", objective=MinimizeObjective())]
+    d = domain(outputs=outs)
+    X = experiments(d)
+    X["z"], X["valid_z"] = X["x1"] - X["x2"], 1
+    moving = ExplicitReferencePoint(values={
+        "y": FixedReferenceValue(value=-1.0),
+        "z": AbsoluteMovingReferenceValue(orient_at_best=True, offset=-0.5)})
+    for ref, want in (({"y": -1.0, "z": 2.0}, {"y": -1.0, "z": 2.0}),
+                      (moving, {"y": -1.0, "z": X["z"].min() + 0.5})):
+        dm = BARKStrategy(domain=d, seed=1, acquisition_function=qLogNEHVI(), ref_point=ref,
+                          surrogate_specs=FAST)
+        assert BARKStrategy.model_validate_json(dm.model_dump_json()).ref_point == dm.ref_point
+        strategy = strategies.map(dm)
+        strategy.tell(X)
+        assert strategy.reference_point() == pytest.approx(want)
+        acq = strategy.acquisition(0)
+        posts = strategy.posteriors()
+        for g, sign in zip(acq.goals, (1.0, -1.0), strict=True):
+            post = posts[g.key]
+            assert g.reference == pytest.approx(sign * (want[g.key] - post.y_mean) / post.y_std)
+    with pytest.raises(ValueError, match="ref_point: only the hypervolume rules"):
+        BARKStrategy(domain=d, ref_point={"y": 0.0, "z": 1.0})
+    with pytest.raises(ValueError, match=r"ref_point: keys \['y'\] do not match"):
+        BARKStrategy(domain=d, acquisition_function=qLogNEHVI(), ref_point={"y": 0.0})

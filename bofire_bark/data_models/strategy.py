@@ -17,7 +17,7 @@ from bofire.data_models.constraints.api import (
 from bofire.data_models.domain.api import Domain
 from bofire.data_models.features.api import ContinuousOutput, Feature
 from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective, Objective
-from bofire.data_models.strategies.api import PredictiveStrategy
+from bofire.data_models.strategies.api import ExplicitReferencePoint, PredictiveStrategy
 from bofire.data_models.strategies.convergence_criteria.api import ConvergenceCriterion
 from pydantic import Field, field_validator, model_validator
 
@@ -105,6 +105,11 @@ class BARKStrategy(PredictiveStrategy):
         "meets every limit; the only choice under qUCB) or 'probability' (each posterior "
         "sample's hypervolume improvement weighed by its probability of meeting every "
         "limit, as BoFire's Mobo weighs its constraints).")] = "optimistic"
+    ref_point: Annotated[ExplicitReferencePoint | dict[str, float] | None, Field(
+        description="The hypervolume rules' reference point, as MoboStrategy's field: output "
+        "key -> value in the output's units for every Maximize / Minimize objective, or "
+        "BoFire's ExplicitReferencePoint (fixed or moving values). None (default): as Mobo "
+        "infers it, the worst value measured so far of each objective.")] = None
     allow_repeats: Annotated[bool, Field(
         description="Finite domains (enumerated): whether a point already measured (a row of "
         "the experiments) or pending (BoFire's candidates, the batch so far) may be proposed "
@@ -188,6 +193,11 @@ class BARKStrategy(PredictiveStrategy):
                              "rules (qEHVI, qLogEHVI, qNEHVI, qLogNEHVI) weigh output limits "
                              f"by probability; acquisition_function {kind} meets them "
                              "optimistically (output_limits='optimistic')")
+        if self.ref_point is not None and type(
+                self.acquisition_function) not in HYPERVOLUME_ACQUISITIONS:
+            raise ValueError(f"ref_point: only the hypervolume rules (qEHVI, qLogEHVI, qNEHVI, "
+                             f"qLogNEHVI) use a reference point; acquisition_function {kind} "
+                             "does not")
         if name == "ucb":
             return self
         modelled = [f for f in self.domain.outputs.get() if f.objective is not None]
@@ -200,6 +210,15 @@ class BARKStrategy(PredictiveStrategy):
                     "MaximizeObjective / MinimizeObjective outputs (and no "
                     f"CloseToTargetObjective); the domain's: "
                     f"{[(f.key, type(f.objective).__name__) for f in goals]}")
+            if self.ref_point is not None:
+                given = (self.ref_point.values if isinstance(self.ref_point,
+                                                             ExplicitReferencePoint)
+                         else self.ref_point)
+                if sorted(given) != sorted(f.key for f in goals):
+                    raise ValueError(
+                        f"ref_point: keys {sorted(given)} do not match the objectives "
+                        f"{sorted(f.key for f in goals)} (one value per Maximize / Minimize "
+                        "objective)")
         elif len(modelled) > 1 or type(modelled[0].objective) not in (MaximizeObjective,
                                                                        MinimizeObjective):
             raise ValueError(

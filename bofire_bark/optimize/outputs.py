@@ -41,7 +41,7 @@ With one objective g = f: the single-output acquisition, in standard deviations 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from bofire.data_models.objectives.api import (
@@ -78,6 +78,9 @@ class Goal:
     target: float | None
     offset: float
     scale: float
+    # the hypervolume's reference value, oriented (larger is better) and standardized; None:
+    # inferred (``hypervolume.build_hypervolume``)
+    reference: float | None = None
 
     def value(self, U: np.ndarray) -> np.ndarray:
         if self.target is None:
@@ -182,7 +185,8 @@ def draw_weights(n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def output_acquisition(domain, posteriors: dict, weights: np.ndarray | None = None,
-                       scalarization: str = "chebyshev") -> OutputAcquisition:
+                       scalarization: str = "chebyshev",
+                       reference: dict[str, float] | None = None) -> OutputAcquisition:
     """The acquisition of a domain's objectives over fitted posteriors.
 
     Args:
@@ -191,6 +195,8 @@ def output_acquisition(domain, posteriors: dict, weights: np.ndarray | None = No
         weights: one per goal on the simplex (``"chebyshev"``); None: equal weights. Ignored
             for ``"weighted_sum"``, which uses the objectives' ``w``.
         scalarization: "chebyshev" or "weighted_sum".
+        reference: the hypervolume's reference point, output key -> value in the output's
+            units for every Maximize / Minimize objective (None: inferred).
     """
     if scalarization not in SCALARIZATIONS:
         raise ValueError(f"scalarization must be one of {SCALARIZATIONS}, got "
@@ -205,6 +211,11 @@ def output_acquisition(domain, posteriors: dict, weights: np.ndarray | None = No
             channels.append(c)
         return channels.index(c)
 
+    goal_keys = sorted(f.key for f in feats if type(f.objective) in (MaximizeObjective,
+                                                                     MinimizeObjective))
+    if reference is not None and sorted(reference) != goal_keys:
+        raise ValueError(f"reference point: keys {sorted(reference)} do not match the "
+                         f"Maximize / Minimize objectives {goal_keys}")
     goals, limits, ws = [], [], []
     for k, feat in enumerate(feats):
         post = posteriors[feat.key]
@@ -216,7 +227,10 @@ def output_acquisition(domain, posteriors: dict, weights: np.ndarray | None = No
         y = np.asarray(post.y, dtype=np.float64)
         if type(obj) in (MaximizeObjective, MinimizeObjective):
             sign = 1.0 if type(obj) is MaximizeObjective else -1.0
-            goals.append(_goal(feat.key, channel(k, sign), -1, None, sign * y))
+            goal = _goal(feat.key, channel(k, sign), -1, None, sign * y)
+            if reference is not None:
+                goal = replace(goal, reference=sign * std(reference[feat.key]))
+            goals.append(goal)
             ws.append(obj.w)
         elif type(obj) is CloseToTargetObjective:
             t = std(obj.target_value)

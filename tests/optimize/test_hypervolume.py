@@ -30,7 +30,6 @@ from bofire_bark.optimize.hypervolume import (
     Hypervolume,
     _factor_max,
     front_cells,
-    reference_point,
 )
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.settings import AcquisitionSettings
@@ -44,7 +43,7 @@ def test_closed_form_matches_monte_carlo():
     200,000 draws (3 objectives; the sd of the estimate bounds the tolerance)."""
     rng = np.random.default_rng(0)
     front = rng.uniform(0, 1, size=(6, 3))
-    ref = reference_point(front)
+    ref = front.min(axis=0) - 0.1
     lower, upper = front_cells(front, ref)
     hv = Hypervolume(lower, upper, (0, 1, 2), (0, 1, 2), (1.0, 1.0, 1.0))
     mu, sd = np.array([0.7, 0.6, 0.5]), np.array([0.3, 0.2, 0.4])
@@ -103,7 +102,7 @@ def test_probability_weight_matches_monte_carlo():
 
     rng = np.random.default_rng(5)
     front = rng.uniform(0, 1, size=(5, 2))
-    lower, upper = front_cells(front, reference_point(front))
+    lower, upper = front_cells(front, front.min(axis=0) - 0.1)
     hv = Hypervolume(lower, upper, (0, 1), (0, 1), (1.0, 1.0),
                      (Weight(channel=2, output=2, sign=-1.0, required=-0.2),))
     mu, sd = np.array([0.7, 0.6, 0.1]), np.array([0.3, 0.2, 0.4])
@@ -252,3 +251,29 @@ def test_search_proves_the_brute_force_optimum(rule, limit):
     assert res.status == "optimal"
     assert res.ucb == pytest.approx(best, abs=1e-10)
     assert res.bound == pytest.approx(best, abs=1e-10)
+
+
+@pytest.mark.parametrize("limit", [False, True])
+def test_reference_point_given_or_inferred_as_mobo(limit):
+    """The cells start at the reference point: by default the worst measured value of each
+    objective (over every measured point, also those missing the limit), else the given one,
+    standardized and oriented (y2 is minimized)."""
+    domain, space, posts = two_outputs(limit)
+    signs = {"y1": 1.0, "y2": -1.0}
+
+    def cells_lower(reference):
+        acq = output_acquisition(domain, posts, reference=reference)
+        job = _Outputs(posts, acq, domain, space, None,
+                       plan_search(domain, AcquisitionSettings(), space))
+        settings = AcquisitionSettings(rule="ehvi")
+        job.prepare(settings)
+        job.build(settings)
+        return job.hv.lower.min(axis=0)
+
+    worst = [np.min(signs[k] * posts[k].y) for k in ("y1", "y2")]
+    assert np.allclose(cells_lower(None), worst)
+    given = {"y1": 0.3, "y2": 0.7}
+    want = [signs[k] * (given[k] - posts[k].y_mean) / posts[k].y_std for k in ("y1", "y2")]
+    assert np.allclose(cells_lower(given), want)
+    with pytest.raises(ValueError, match="reference point: keys"):
+        output_acquisition(domain, posts, reference={"y1": 0.0})
