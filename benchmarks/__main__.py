@@ -1,6 +1,7 @@
 """Regenerate the published benchmark results.
 
-    python -m benchmarks {regression,bo,plots,mo,mo-plots,mo-compare,split-prior,chem-suite,all} [options]
+    python -m benchmarks {regression,bo,plots,mo,mo-plots,mo-compare,split-prior,chem-suite,
+                          all} [options]
 
 ``regression``: the paper's UCI model-fit table (BARK vs BoFire's SingleTaskGP);
 ``bo``: the Bayesian-optimization study (resumable, one CSV per run); ``plots``: figures and

@@ -37,6 +37,12 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
   the benchmark with limits).
 - ``BARK-NEHVI-LN-PoF``: both levers at once, the log-normal noise prior and
   ``output_limits="probability"``.
+- ``BARK-NEHVI-MoboRef``, ``BARK-NEHVI-LN-MoboRef``: as ``BARK-NEHVI`` and ``BARK-NEHVI-LN``
+  with ``ref_point`` as Mobo infers it (``mobo_reference``: BoFire's ``ExplicitReferencePoint``
+  with ``AbsoluteMovingReferenceValue(orient_at_best=False, offset=0)`` per objective, the
+  worst value measured of each) instead of BoTorch's inference from the front. The committed
+  runs were made at 306ca0c, where this was the library's inferred reference (the same
+  values, computed in standardized units).
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
@@ -144,10 +150,12 @@ from benchmarks.plots import _fmt, embed, finished_only, sign_test_p
 
 DEFAULT_OUT = REPO / "results" / "mo"
 METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-NEHVI-LN-PoF",
-           "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
+           "BARK-NEHVI-MoboRef", "BARK-NEHVI-LN-MoboRef", "BARK-Chebyshev", "Mobo", "Qparego",
+           "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
           "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:cyan",
+          "BARK-NEHVI-MoboRef": "salmon", "BARK-NEHVI-LN-MoboRef": "peru",
           "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
@@ -227,6 +235,20 @@ def derive_reference(bench, n: int = 1000, seed: int = 0) -> dict[str, float]:
     worst = (bench.f(X)[keys].to_numpy(dtype=float) * sign).min(axis=0)
     return {k: float(np.floor(w * 10) / 10 * s) for k, w, s in zip(keys, worst, sign,
                                                                     strict=True)}
+
+
+def mobo_reference(domain):
+    """MoboStrategy's default reference point of ``domain``: the worst value measured so far of
+    each Maximize / Minimize objective."""
+    from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective
+    from bofire.data_models.strategies.api import (
+        AbsoluteMovingReferenceValue,
+        ExplicitReferencePoint,
+    )
+
+    keys = domain.outputs.get_keys_by_objective([MaximizeObjective, MinimizeObjective])
+    return ExplicitReferencePoint(values={
+        k: AbsoluteMovingReferenceValue(orient_at_best=False, offset=0.0) for k in keys})
 
 
 def reference_point(name: str, bench=None) -> dict[str, float]:
@@ -371,6 +393,11 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
             return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
                                 surrogate_specs=BARKSettings(noise_prior="lognormal"),
                                 output_limits="probability")
+        if method in ("BARK-NEHVI-MoboRef", "BARK-NEHVI-LN-MoboRef"):
+            specs = BARKSettings(noise_prior="lognormal" if "-LN-" in method
+                                 else "inverse_gamma")
+            return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
+                                surrogate_specs=specs, ref_point=mobo_reference(domain))
         if method == "BARK-Chebyshev":
             return BARKStrategy(domain=domain, seed=seed)
         if method == "Mobo":

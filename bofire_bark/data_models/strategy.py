@@ -108,8 +108,9 @@ class BARKStrategy(PredictiveStrategy):
     ref_point: Annotated[ExplicitReferencePoint | dict[str, float] | None, Field(
         description="The hypervolume rules' reference point, as MoboStrategy's field: output "
         "key -> value in the output's units for every Maximize / Minimize objective, or "
-        "BoFire's ExplicitReferencePoint (fixed or moving values). None (default): as Mobo "
-        "infers it, the worst value measured so far of each objective.")] = None
+        "BoFire's ExplicitReferencePoint (fixed or moving values). None (default): the worst "
+        "value of the front (the measured points that meet every output limit) minus 10 % of "
+        "its range, as BoTorch's infer_reference_point.")] = None
     allow_repeats: Annotated[bool, Field(
         description="Finite domains (enumerated): whether a point already measured (a row of "
         "the experiments) or pending (BoFire's candidates, the batch so far) may be proposed "

@@ -18,8 +18,9 @@ variants have the same maximizers. The front: the measured points that meet ever
 (qEHVI) or, under noise (qNEHVI), the posterior means (averaged over samples) at those points;
 points of the batch so far join it at their posterior means (a believer, as the single-output
 rules condition on them). The reference point is the strategy's ``ref_point`` or, by default,
-inferred as BoFire's Mobo does: the worst value measured so far of each objective (over every
-measured point, whether it meets the output limits or not).
+BoTorch's default inference: the worst of the front minus 10 % of its range per objective
+(``ref_point`` set to Mobo's own inference, the worst value measured of each objective, was
+no better in the multi-objective study: ``docs/results/multi-objective.md``).
 
 Bound over a box (``ehvi_bound``): each factor f = psi(l) - psi(u) is nondecreasing in m, and
 for fixed m increasing in s while m <= (l + u) / 2, decreasing above. The kernel bounds each
@@ -149,6 +150,14 @@ def front_cells(front: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndar
     return np.ascontiguousarray(bounds[0]), np.ascontiguousarray(bounds[1])
 
 
+def reference_point(front: np.ndarray) -> np.ndarray:
+    """The worst value of each objective on the front minus 10 % of its range (BoTorch's
+    ``infer_reference_point`` with its default scale; 10 % of |worst| for a flat one)."""
+    lo, hi = front.min(axis=0), front.max(axis=0)
+    span = np.where(hi - lo > 1e-12, hi - lo, np.maximum(np.abs(lo), 1.0))
+    return lo - 0.1 * span
+
+
 @njit(cache=True, nogil=True)
 def _factor(m, sd, lo, hi):
     """E[clip(y - lo, 0, hi - lo)] for y ~ N(m, sd^2) (hi may be inf)."""
@@ -275,16 +284,15 @@ def build_hypervolume(acq, posteriors: dict, systems: list, pending: np.ndarray 
         Y = np.stack([channel_values(g.plus, Xs, measured) for g in acq.goals], axis=1)
         return Y, ok
 
-    measured = objective_points(X, True)
-    Y, ok = objective_points(X, False) if noisy else measured
+    Y, ok = objective_points(X, not noisy)
     if pending is not None and len(pending):
         Yp, okp = objective_points(np.asarray(pending, dtype=np.float64), False)
         Y, ok = np.concatenate((Y, Yp)), np.concatenate((ok, okp))
     front = Y[ok]
     if all(g.reference is not None for g in acq.goals):
         ref = np.array([g.reference for g in acq.goals])
-    else:  # as BoFire's Mobo infers it: the worst measured value of each objective
-        ref = measured[0].min(axis=0)
+    else:
+        ref = reference_point(front if len(front) else Y)
     lower, upper = front_cells(front, ref)
     goals = tuple(g.plus for g in acq.goals)
     if output_limits not in OUTPUT_LIMITS:

@@ -79,7 +79,7 @@ class Goal:
     offset: float
     scale: float
     # the hypervolume's reference value, oriented (larger is better) and standardized; None:
-    # inferred (``hypervolume.build_hypervolume``)
+    # inferred (``hypervolume.reference_point``)
     reference: float | None = None
 
     def value(self, U: np.ndarray) -> np.ndarray:

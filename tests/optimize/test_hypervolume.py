@@ -30,6 +30,7 @@ from bofire_bark.optimize.hypervolume import (
     Hypervolume,
     _factor_max,
     front_cells,
+    reference_point,
 )
 from bofire_bark.optimize.outputs import output_acquisition
 from bofire_bark.optimize.settings import AcquisitionSettings
@@ -43,7 +44,7 @@ def test_closed_form_matches_monte_carlo():
     200,000 draws (3 objectives; the sd of the estimate bounds the tolerance)."""
     rng = np.random.default_rng(0)
     front = rng.uniform(0, 1, size=(6, 3))
-    ref = front.min(axis=0) - 0.1
+    ref = reference_point(front)
     lower, upper = front_cells(front, ref)
     hv = Hypervolume(lower, upper, (0, 1, 2), (0, 1, 2), (1.0, 1.0, 1.0))
     mu, sd = np.array([0.7, 0.6, 0.5]), np.array([0.3, 0.2, 0.4])
@@ -102,7 +103,7 @@ def test_probability_weight_matches_monte_carlo():
 
     rng = np.random.default_rng(5)
     front = rng.uniform(0, 1, size=(5, 2))
-    lower, upper = front_cells(front, front.min(axis=0) - 0.1)
+    lower, upper = front_cells(front, reference_point(front))
     hv = Hypervolume(lower, upper, (0, 1), (0, 1), (1.0, 1.0),
                      (Weight(channel=2, output=2, sign=-1.0, required=-0.2),))
     mu, sd = np.array([0.7, 0.6, 0.1]), np.array([0.3, 0.2, 0.4])
@@ -254,9 +255,9 @@ def test_search_proves_the_brute_force_optimum(rule, limit):
 
 
 @pytest.mark.parametrize("limit", [False, True])
-def test_reference_point_given_or_inferred_as_mobo(limit):
-    """The cells start at the reference point: by default the worst measured value of each
-    objective (over every measured point, also those missing the limit), else the given one,
+def test_reference_point_given_or_inferred(limit):
+    """The cells start at the reference point: by default the worst of the front (the
+    measured points that meet the limit) minus 10 % of its range, else the given one,
     standardized and oriented (y2 is minimized)."""
     domain, space, posts = two_outputs(limit)
     signs = {"y1": 1.0, "y2": -1.0}
@@ -270,8 +271,11 @@ def test_reference_point_given_or_inferred_as_mobo(limit):
         job.build(settings)
         return job.hv.lower.min(axis=0)
 
-    worst = [np.min(signs[k] * posts[k].y) for k in ("y1", "y2")]
-    assert np.allclose(cells_lower(None), worst)
+    Y = np.stack([signs[k] * posts[k].y for k in ("y1", "y2")], axis=1)
+    if limit:
+        Y = Y[posts["y3"].y >= (0.0 - posts["y3"].y_mean) / posts["y3"].y_std]
+    span = Y.max(axis=0) - Y.min(axis=0)
+    assert np.allclose(cells_lower(None), Y.min(axis=0) - 0.1 * span)
     given = {"y1": 0.3, "y2": 0.7}
     want = [signs[k] * (given[k] - posts[k].y_mean) / posts[k].y_std for k in ("y1", "y2")]
     assert np.allclose(cells_lower(given), want)
