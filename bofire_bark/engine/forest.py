@@ -327,7 +327,7 @@ def var_can_split(space, v, lo, hi, cat_words):
     if space.var_desc[v] < 0:
         return can_split(space.kinds[j], lo, hi, cat_words)
     high = space.high[v]
-    if high[0] != np.uint64(0) or high.shape[0] > 1 and _any_bits(high):
+    if two_valued(space, v):
         # two values: some category on each side of them
         has_high = False
         has_low = False
@@ -351,6 +351,13 @@ def var_can_split(space, v, lo, hi, cat_words):
             word >>= np.uint64(1)
             c += 1
     return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def two_valued(space, v):
+    """Whether split variable ``v`` is a descriptor with two values (``Space.high`` set)."""
+    high = space.high[v]
+    return high[0] != np.uint64(0) or high.shape[0] > 1 and _any_bits(high)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -50,6 +50,7 @@ from bofire_bark.engine.forest import (
     node_subspace,
     split_leaf,
     splittable_flags,
+    two_valued,
     var_can_split,
     var_of,
 )
@@ -66,8 +67,7 @@ class TreePrior(NamedTuple):
     float64 holds s itself, exp(log_w) (the weights sum to 1, so none overflows; the rule draw
     reads it instead of taking an exp per variable and node), ``cum`` (D,) its running sums
     (the draw by rejection). Write the weights with ``set_split_weights``, which keeps the
-    three together. With the uniform prior they are
-    unused.
+    three together. With the uniform prior they are unused.
     """
 
     alpha: float
@@ -266,14 +266,10 @@ def _draw_descriptor_cut(state, space, v, cat_words, rule_mask):
     distinct values of the categories in ``cat_words``; the categories at or below it go to
     ``rule_mask``. Returns the rule's threshold ``1 + var_desc[v]``."""
     k = space.n_values[space.var_col[v]]
-    two = False
-    for w in range(space.high.shape[1]):
-        two = two or space.high[v, w] != np.uint64(0)
-    if two:  # two values, both among the categories (it can split): the one cut, as bits
+    if two_valued(space, v):  # both values among the categories (it can split): one cut
         randint(state, 1)  # the draw the walk below makes, so the stream stays the same
-        for w in range(rule_mask.shape[0]):
-            high = space.high[v, w] if w < space.high.shape[1] else np.uint64(0)
-            rule_mask[w] = cat_words[w] & ~high
+        for w in range(rule_mask.shape[0]):  # as wide as ``space.high`` (n_words)
+            rule_mask[w] = cat_words[w] & ~space.high[v, w]
         return 1.0 + space.var_desc[v]
     n_distinct, _ = _distinct_ranks(space, v, cat_words, k)
     _, cut = _distinct_ranks(space, v, cat_words, 1 + randint(state, n_distinct - 1))

@@ -18,9 +18,7 @@ variants have the same maximizers. The front: the measured points that meet ever
 (qEHVI) or, under noise (qNEHVI), the posterior means (averaged over samples) at those points;
 points of the batch so far join it at their posterior means (a believer, as the single-output
 rules condition on them). The reference point is the strategy's ``ref_point`` or, by default,
-BoTorch's default inference: the worst of the front minus 10 % of its range per objective
-(``ref_point`` set to Mobo's own inference, the worst value measured of each objective, was
-no better in the multi-objective study: ``docs/results/multi-objective.md``).
+BoTorch's default inference: the worst of the front minus 10 % of its range per objective.
 
 Bound over a box (``ehvi_bound``): each factor f = psi(l) - psi(u) is nondecreasing in m, and
 for fixed m increasing in s while m <= (l + u) / 2, decreasing above. The kernel bounds each
