@@ -111,6 +111,8 @@ class BOConfig:
     # (None: stop at time_limit, the committed studies' setting and BARKStrategy's default)
     max_time: float | None = None
     extend_gap: float = 0.15
+    # which point of the candidate's grid cell (SearchSettings.tie_break)
+    tie_break: str = "none"
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
 
@@ -189,7 +191,7 @@ def strategy_spec(method: str, domain, seed: int, cfg: BOConfig):
             return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings,
                                 time_limit=cfg.time_limit, n_start_points=cfg.n_start_points,
                                 solver=cfg.solver, max_time=cfg.max_time,
-                                extend_gap=cfg.extend_gap)
+                                extend_gap=cfg.extend_gap, tie_break=cfg.tie_break)
         if method == "Sobo":
             return SoboStrategy(domain=domain, seed=seed, acquisition_optimizer=BotorchOptimizer(
                 prefer_exhaustive_search_for_purely_categorical_domains=False))
@@ -467,6 +469,7 @@ def check_settings(cfg: BOConfig, ignore: tuple[str, ...] = ()) -> dict:
             saved.setdefault("split_prior", "uniform")  # before the field: the paper's prior
         saved.setdefault("max_time", None)  # before the fields: stopped at time_limit
         saved.setdefault("extend_gap", 0.15)
+        saved.setdefault("tie_break", "none")  # before the field: the search's point
         if saved != settings:
             differ = sorted(k for k in settings if saved.get(k) != settings[k])
             raise SystemExit(

@@ -13,6 +13,7 @@ median time of an ask.
         --against results/bo_default     # one rerun against another
     ... [--out results/<folder>]    # another folder, e.g. a rerun after the search changed
     ... --out results/bo_max_time10 --max-time 10 --n-jobs 2   # search on up to 10 s
+    ... --out results/bo_far --split-prior dirichlet --tie-break farthest
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 
 
 def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1,
-        max_time: float | None = None, split_prior: str = "uniform") -> None:
+        max_time: float | None = None, split_prior: str = "uniform",
+        tie_break: str = "none") -> None:
     from benchmarks.bo import check_settings, run_study
     from bofire_bark.defaults import (
         DEFAULT_EXTEND_GAP,
@@ -42,7 +44,7 @@ def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1
     # settings (uniform split prior unless asked), the library's defaults for the rest
     cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=out,
                    solver="auto", max_time=DEFAULT_MAX_TIME if max_time is None else max_time,
-                   extend_gap=DEFAULT_EXTEND_GAP, split_prior=split_prior)
+                   extend_gap=DEFAULT_EXTEND_GAP, split_prior=split_prior, tie_break=tie_break)
     check_settings(cfg)
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 
@@ -113,6 +115,8 @@ def main(argv=None) -> None:
                         help="BARK's split prior (uniform: the study's; dirichlet: the "
                         "library's default, results/bo_defaults)")
     parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--tie-break", choices=["none", "farthest"], default="none",
+                        help="which point of the candidate's grid cell (SearchSettings)")
     parser.add_argument("--against", type=Path, default=None,
                         help="table: pair with another rerun folder instead of the SCIP-era "
                         "runs (written to comparison_vs_<its name>.md)")
@@ -121,7 +125,8 @@ def main(argv=None) -> None:
     if args.what == "run":
         with study_backend(args) as n_jobs:
             run(args.benchmarks, range(args.first_seed, args.first_seed + args.seeds),
-                args.iterations, args.out, n_jobs, args.max_time, args.split_prior)
+                args.iterations, args.out, n_jobs, args.max_time, args.split_prior,
+                args.tie_break)
     from benchmarks.plots import embed
 
     if args.against is not None:

@@ -30,7 +30,8 @@ Problems (each run by its own study module, through that module's public functio
 Methods: ``bark`` (``BARKStrategy`` with the library's defaults, as each module sets it up),
 the lever arms of ``BARK_ARMS`` (each is ``bark`` plus a few BARKStrategy keywords:
 ``bark_lognormal``, ``noise_prior="lognormal"``; ``bark_logei``, ``qLogNEI``; ``bark_qei``,
-``qEI``; ``bark_ucb_beta9``, qUCB with beta 9, kappa 3), ``sobo`` (BoFire's ``SoboStrategy`` with
+``qEI``; ``bark_ucb_beta9``, qUCB with beta 9, kappa 3; ``bark_far``, the candidate moved
+within its grid cell to the point farthest from the data), ``sobo`` (BoFire's ``SoboStrategy`` with
 its defaults: a GP and qLogNEI; Tanimoto on the photoswitches) and ``random``. A new lever is
 one line of ``BARK_ARMS``. ``--methods`` defaults to ``bark sobo random bark_lognormal
 bark_logei``.
@@ -86,6 +87,7 @@ BARK_ARMS: dict[str, dict] = {
     "bark_logei": {"acquisition_function": {"type": "qLogNEI"}},
     "bark_qei": {"acquisition_function": {"type": "qEI"}},
     "bark_ucb_beta9": {"acquisition_function": {"type": "qUCB", "beta": 9.0}},
+    "bark_far": {"acquisition_optimizer": {"tie_break": "farthest"}},
 }
 BASELINES = ("sobo", "random")
 METHODS = (*BARK_ARMS, *BASELINES)
@@ -96,7 +98,8 @@ DONE_WHEN = {"problems": 4, "alpha": 0.05}
 
 def arm_changes(method: str, extra: dict | None = None) -> dict | None:
     """The BARKStrategy keywords of ``method`` (None for a baseline), with ``extra`` on top
-    (``surrogate_specs`` merged; tests use it for tiny settings)."""
+    (``surrogate_specs`` and ``acquisition_optimizer`` merged; tests use it for tiny
+    settings)."""
     if method not in BARK_ARMS:
         if method not in BASELINES:
             raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
@@ -106,6 +109,10 @@ def arm_changes(method: str, extra: dict | None = None) -> dict | None:
              **(extra or {}).get("surrogate_specs", {})}
     if specs:
         changes["surrogate_specs"] = specs
+    search = {**BARK_ARMS[method].get("acquisition_optimizer", {}),
+              **(extra or {}).get("acquisition_optimizer", {})}
+    if search:
+        changes["acquisition_optimizer"] = search
     return changes
 
 

@@ -43,6 +43,9 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
   worst value measured of each) instead of BoTorch's inference from the front. The committed
   runs were made at 306ca0c, where this was the library's inferred reference (the same
   values, computed in standardized units).
+- ``BARK-NEHVI-LN-Far``: as ``BARK-NEHVI-LN`` with ``acquisition_optimizer=SearchSettings(
+  tie_break="farthest")`` (the candidate moved within its grid cell to the point farthest
+  from the data).
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
@@ -150,12 +153,13 @@ from benchmarks.plots import _fmt, embed, finished_only, sign_test_p
 
 DEFAULT_OUT = REPO / "results" / "mo"
 METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-NEHVI-LN-PoF",
-           "BARK-NEHVI-MoboRef", "BARK-NEHVI-LN-MoboRef", "BARK-Chebyshev", "Mobo", "Qparego",
-           "Entmoot", "Random")
+           "BARK-NEHVI-MoboRef", "BARK-NEHVI-LN-MoboRef", "BARK-NEHVI-LN-Far", "BARK-Chebyshev",
+           "Mobo", "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
           "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:cyan",
           "BARK-NEHVI-MoboRef": "salmon", "BARK-NEHVI-LN-MoboRef": "peru",
+          "BARK-NEHVI-LN-Far": "goldenrod",
           "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
@@ -376,6 +380,7 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
 
     import bofire_bark  # noqa: F401  (registers BARK with BoFire)
     from bofire_bark.data_models import BARKSettings, BARKStrategy
+    from bofire_bark.settings import SearchSettings
 
     try:
         if method == "BARK":
@@ -398,6 +403,10 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
                                  else "inverse_gamma")
             return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
                                 surrogate_specs=specs, ref_point=mobo_reference(domain))
+        if method == "BARK-NEHVI-LN-Far":
+            return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
+                                surrogate_specs=BARKSettings(noise_prior="lognormal"),
+                                acquisition_optimizer=SearchSettings(tie_break="farthest"))
         if method == "BARK-Chebyshev":
             return BARKStrategy(domain=domain, seed=seed)
         if method == "Mobo":

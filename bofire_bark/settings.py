@@ -28,6 +28,9 @@ from bofire_bark.defaults import (
 # is an error, never dropped
 _STRICT = {"extra": "forbid"}
 
+# Which point of the candidate's grid cell an ask returns (``SearchSettings.tie_break``).
+TIE_BREAKS = ("none", "farthest")
+
 
 @dataclass(frozen=True)
 class GridSettings:
@@ -130,6 +133,10 @@ class SearchSettings:
         n_cuts: MIP only: tangent planes of every sample's sigma cone at this many good points
             of the starting sample (valid for all points; see ``sample_gp.tangent_cuts``).
         grid: the grid search's settings (``GridSettings``).
+        tie_break: which point of the candidate's cell of the grid (where every tree, so the
+            acquisition, is constant) is returned: "none" (the search's own, often a box's
+            centre) or "farthest" (the one farthest from the measured and pending points,
+            ``incumbent.farthest_in_cell``). Finite libraries are enumerated and keep theirs.
     """
 
     __pydantic_config__ = _STRICT
@@ -146,6 +153,7 @@ class SearchSettings:
     isolate: bool = True
     n_cuts: int = 8
     grid: GridSettings = field(default_factory=GridSettings)
+    tie_break: Literal[TIE_BREAKS] = "none"
 
     def __post_init__(self):
         """A value out of range is refused naming the setting (also when a spec is loaded)."""
@@ -166,6 +174,9 @@ class SearchSettings:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.n_cuts >= 0:
             raise ValueError(f"n_cuts must be >= 0, got {self.n_cuts}")
+        if self.tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {list(TIE_BREAKS)}, got "
+                             f"{self.tie_break!r}")
 
 
 # How output limits enter the hypervolume rules (``AcquisitionSettings.output_limits``).

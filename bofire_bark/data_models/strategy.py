@@ -91,8 +91,10 @@ class BARKStrategy(PredictiveStrategy):
         description="How the acquisition is searched (bofire_bark.settings.SearchSettings): "
         "solver ('auto': the finite domain enumerated, else the grid branch-and-bound, or the "
         "MIP when a nonlinear equality needs it), time_limit, mip_gap, abs_gap, max_time, "
-        "extend_gap, n_start_points, n_starts, n_sweeps, isolate, n_cuts and grid (the grid "
-        "search's GridSettings). The same keys at the top level of a spec are accepted and "
+        "extend_gap, n_start_points, n_starts, n_sweeps, isolate, n_cuts, grid (the grid "
+        "search's GridSettings) and tie_break (the point of the candidate's grid cell: "
+        "'none', the search's, or 'farthest' from the measured and pending points). "
+        "The same keys at the top level of a spec are accepted and "
         "moved here.")] = Field(default_factory=SearchSettings)
     scalarization: Annotated[Literal[SCALARIZATIONS], Field(
         description="How several objectives become one acquisition under qUCB: 'chebyshev' "

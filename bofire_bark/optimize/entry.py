@@ -41,6 +41,7 @@ from bofire_bark.optimize.constraints import constraint_specs, feasible
 from bofire_bark.optimize.incumbent import (
     Incumbent,
     distinct_point,
+    farthest_in_cell,
     find_incumbent,
     random_points,
 )
@@ -380,6 +381,9 @@ class OneOutputSearch:
                 f"{settings.n_start_points} random points did, and the solver ({self.name}) ended "
                 f"with '{out.status}' ({out.message}) within the time limit of "
                 f"{settings.time_limit}s.")
+        chosen, ucb = _tie_break(chosen, ucb, settings, self.problem.box,
+                                 self.problem.ensemble.thresholds, self.score, self.fulfils,
+                                 self.problem.constraints, self.posterior.X, self.pending)
         chosen, ucb = _snap_zeros(chosen, ucb, self.problem, self.score, self.fulfils)
         chosen, ucb, status = _not_pending(chosen, ucb, status, self.pending,
                                            self.problem.box, self.problem.ensemble.thresholds,
@@ -521,6 +525,10 @@ class _Outputs:
         else:
             x = np.asarray(res.x, dtype=np.float64)
         value = float(self.score(x[None, :])[0])
+        x, value = _tie_break(x, value, settings, self.box, self.thresholds, self.score,
+                              self.fulfils, self.problems[0].constraints,
+                              np.vstack([p.X for p in self.posteriors.values()]),
+                              self.pending)
         x, value, status = _not_pending(x, value, status, self.pending, self.box,
                                         self.thresholds, self.score, self.fulfils)
         source = "start" if x0 is not None and np.array_equal(x, x0) else "search"
@@ -565,6 +573,15 @@ def _not_pending(x, value, status, pending, box, thresholds, score, fulfils):
                     "it is taken (acquisition %.6g against %.6g)", x, v, value)
         status = "gap" if status == "optimal" else status
     return y, v, status
+
+
+def _tie_break(x, value, settings, box, thresholds, score, fulfils, specs, X, pending):
+    """(x, value) moved within its grid cell as ``settings.tie_break`` says."""
+    if settings.tie_break != "farthest":
+        return x, value
+    data = X if pending is None or not len(pending) else np.vstack([X, pending])
+    return farthest_in_cell(x, value, box, thresholds, score, fulfils, specs, data,
+                            np.random.default_rng(settings.seed))
 
 
 def _snap_zeros(x, value, problem, score, is_feasible):

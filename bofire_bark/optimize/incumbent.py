@@ -234,3 +234,77 @@ def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ..
     ends.sort(key=lambda e: -e[0])
     pool = np.array([x for _, x in ends] + list(X[order[:max(0, n_pool - len(ends))]]))
     return Incumbent(best_x, best_v, len(X), pool)
+
+
+def farthest_in_cell(x: np.ndarray, value: float, box: InputBox,
+                     thresholds: tuple[np.ndarray, ...],
+                     score: Callable[[np.ndarray], np.ndarray],
+                     feasible: Callable[[np.ndarray], np.ndarray], specs: tuple,
+                     data: np.ndarray, rng: np.random.Generator, n: int = 256
+                     ) -> tuple[np.ndarray, float]:
+    """The feasible point of ``x``'s grid cell farthest from the rows of ``data`` (measured and
+    pending points), scoring no lower than ``value``: (point, score); ``x`` itself when no
+    other point does.
+
+    Every tree routes all points of a cell alike, so the acquisition cannot choose among them;
+    the search's own choice (a box's centre) pulls every input the trees rarely split towards
+    the middle of its range. The farthest point adds the most new ground at no cost in the
+    acquisition: the cell's corners (a random ``n / 2`` when there are more) and ``n / 2``
+    uniform points, projected onto linear constraints, checked by ``feasible`` and scored.
+    Distance: ordered features scaled to [0, 1] by their bounds, 1 per differing category.
+    Zeros of NChooseK and semicontinuous features stay (the counts would change).
+    """
+    d = box.n_features
+    lo, hi = x.copy(), x.copy()
+    held = {j for s in specs if isinstance(s, NChooseKSpec) for j in s.features}
+    for j in range(d):
+        if box.kinds[j] == CATEGORICAL or (x[j] == 0.0 and (
+                j in held or box.semicontinuous[j])):
+            continue
+        t = np.sort(thresholds[j])
+        a = int(np.searchsorted(t, x[j], side="left"))  # thresholds below x: x > t goes right
+        if box.kinds[j] == DISCRETE:
+            lo[j] = 0.0 if a == 0 else np.floor(t[a - 1]) + 1.0
+            hi[j] = box.upper[j] if a == len(t) else min(np.floor(t[a]), box.upper[j])
+        else:
+            low = box.active_lower[j] if box.semicontinuous[j] else box.lower[j]
+            lo[j] = low if a == 0 else max(low, min(t[a - 1] + box.margin[j], x[j]))
+            hi[j] = box.upper[j] if a == len(t) else min(t[a], box.upper[j])
+    free = np.flatnonzero(hi > lo)
+    if len(free) == 0 or data is None or len(data) == 0:
+        return x, value
+    half = n // 2
+    if 2 ** len(free) <= half:
+        bits = (np.arange(2 ** len(free))[:, None] >> np.arange(len(free))[None, :]) & 1
+    else:
+        bits = rng.integers(0, 2, (half, len(free)))
+    X = np.repeat(x[None, :], len(bits) + half, axis=0)
+    X[:len(bits), free] = np.where(bits == 1, hi[free], lo[free])
+    X[len(bits):, free] = rng.uniform(lo[free], hi[free], (half, len(free)))
+    disc = [j for j in free if box.kinds[j] == DISCRETE]
+    X[len(bits):, disc] = np.rint(X[len(bits):, disc])
+    linear = [s for s in specs if isinstance(s, LinearSpec)]
+    if linear:
+        _project(X, box, linear)
+    X = X[feasible(X)] if len(X) else X
+    if len(X) == 0:
+        return x, value
+    s = score(X)
+    keep = s >= value - 1e-9 * max(1.0, abs(value))
+    if not keep.any():
+        return x, value
+    X, s = X[keep], s[keep]
+    ordered = box.kinds != CATEGORICAL
+    width = np.where(ordered, box.upper - box.lower, 1.0)
+    width[width <= 0] = 1.0
+
+    def nearest(P):
+        diff = (P[:, None, :] - data[None, :, :]) / width
+        diff[:, :, ~ordered] = diff[:, :, ~ordered] != 0
+        return (diff ** 2).sum(axis=2).min(axis=1)
+
+    far = nearest(X)
+    best = int(np.argmax(far))
+    if far[best] <= nearest(x[None, :])[0]:
+        return x, value
+    return X[best], float(s[best])
