@@ -113,6 +113,8 @@ class BOConfig:
     extend_gap: float = 0.15
     # which point of the candidate's grid cell (SearchSettings.tie_break)
     tie_break: str = "none"
+    # BARK's noise prior (BARKSettings.noise_prior)
+    noise_prior: str = "inverse_gamma"
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
 
@@ -187,7 +189,8 @@ def strategy_spec(method: str, domain, seed: int, cfg: BOConfig):
         if method == "BARK":
             settings = BARKSettings(n_trees=cfg.n_trees, n_chains=cfg.n_chains,
                                     n_samples=cfg.n_samples, thinning=cfg.thinning,
-                                    burn_in=cfg.burn_in, split_prior=cfg.split_prior)
+                                    burn_in=cfg.burn_in, split_prior=cfg.split_prior,
+                                    noise_prior=cfg.noise_prior)
             return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings,
                                 time_limit=cfg.time_limit, n_start_points=cfg.n_start_points,
                                 solver=cfg.solver, max_time=cfg.max_time,
@@ -470,6 +473,7 @@ def check_settings(cfg: BOConfig, ignore: tuple[str, ...] = ()) -> dict:
         saved.setdefault("max_time", None)  # before the fields: stopped at time_limit
         saved.setdefault("extend_gap", 0.15)
         saved.setdefault("tie_break", "none")  # before the field: the search's point
+        saved.setdefault("noise_prior", "inverse_gamma")  # before the field: BART's prior
         if saved != settings:
             differ = sorted(k for k in settings if saved.get(k) != settings[k])
             raise SystemExit(
