@@ -141,6 +141,29 @@ def coordinate_ascent(x: np.ndarray, value: float, box: InputBox,
     return x, value
 
 
+def cell_bounds(x: np.ndarray, box: InputBox, thresholds: tuple[np.ndarray, ...]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi): per feature, the values ``x``'s cell of the threshold grid takes. A tree
+    sends ``x[j] <= t`` left, so a continuous cell is ``(t_below, t_above]``; ``lo`` lies
+    ``box.margin`` above the threshold below (inside the cell), within the range a value may
+    take (above ``active_lower`` for a semicontinuous feature; zero is a cell of its own).
+    Discrete features: the integer indices of the cell; categorical ones: ``x[j]`` itself."""
+    lo, hi = x.astype(np.float64, copy=True), x.astype(np.float64, copy=True)
+    for j in range(box.n_features):
+        if box.kinds[j] == CATEGORICAL or (x[j] == 0.0 and box.semicontinuous[j]):
+            continue
+        t = np.sort(thresholds[j])
+        a = int(np.searchsorted(t, x[j], side="left"))  # thresholds below x: x > t goes right
+        if box.kinds[j] == DISCRETE:
+            lo[j] = 0.0 if a == 0 else np.floor(t[a - 1]) + 1.0
+            hi[j] = box.upper[j] if a == len(t) else min(np.floor(t[a]), box.upper[j])
+        else:
+            low = box.active_lower[j] if box.semicontinuous[j] else box.lower[j]
+            lo[j] = low if a == 0 else max(low, min(t[a - 1] + box.margin[j], x[j]))
+            hi[j] = box.upper[j] if a == len(t) else min(t[a], box.upper[j])
+    return lo, hi
+
+
 def distinct_point(x: np.ndarray, box: InputBox,
                    thresholds: tuple[np.ndarray, ...],
                    score: Callable[[np.ndarray], np.ndarray],
@@ -157,24 +180,18 @@ def distinct_point(x: np.ndarray, box: InputBox,
     best move leaves it (a lower score).
     """
     moves = []
+    lo, hi = cell_bounds(x, box, thresholds)
     for j in range(box.n_features):
         if box.kinds[j] != CONTINUOUS:
             vals = move_values(box, thresholds, j)
         else:
-            t = thresholds[j]
-            edges = np.unique(np.concatenate(
-                ([box.lower[j]], t[(t > box.lower[j]) & (t < box.upper[j])], [box.upper[j]])))
-            k = min(max(int(np.searchsorted(edges, x[j], side="left")) - 1, 0),
-                    len(edges) - 2) if len(edges) > 1 else 0
-            lo, hi = edges[k], edges[min(k + 1, len(edges) - 1)]
-            if box.semicontinuous[j] and hi >= box.active_lower[j]:
-                lo = max(lo, box.active_lower[j])  # the part of the cell a value may take
             # other points of x's cell first, then three of every cell (``move_values``'s)
+            t = thresholds[j]
             low = box.active_lower[j] if box.semicontinuous[j] else box.lower[j]
             e = np.unique(np.concatenate(([low], t[(t > low) & (t < box.upper[j])],
                                           [box.upper[j]])))
-            vals = np.concatenate((lo + (hi - lo) * np.array([0.5, 0.25, 0.75, 0.125, 0.875,
-                                                               0.0, 1.0]),
+            vals = np.concatenate((lo[j] + (hi[j] - lo[j]) * np.array(
+                                       [0.5, 0.25, 0.75, 0.125, 0.875, 0.0, 1.0]),
                                    move_values(box, thresholds, j),
                                    e[:-1] + 0.25 * np.diff(e), e[:-1] + 0.75 * np.diff(e)))
         X = np.repeat(x[None, :], len(vals), axis=0)
@@ -254,22 +271,12 @@ def farthest_in_cell(x: np.ndarray, value: float, box: InputBox,
     Distance: ordered features scaled to [0, 1] by their bounds, 1 per differing category.
     Zeros of NChooseK and semicontinuous features stay (the counts would change).
     """
-    d = box.n_features
-    lo, hi = x.copy(), x.copy()
-    held = {j for s in specs if isinstance(s, NChooseKSpec) for j in s.features}
-    for j in range(d):
-        if box.kinds[j] == CATEGORICAL or (x[j] == 0.0 and (
-                j in held or box.semicontinuous[j])):
-            continue
-        t = np.sort(thresholds[j])
-        a = int(np.searchsorted(t, x[j], side="left"))  # thresholds below x: x > t goes right
-        if box.kinds[j] == DISCRETE:
-            lo[j] = 0.0 if a == 0 else np.floor(t[a - 1]) + 1.0
-            hi[j] = box.upper[j] if a == len(t) else min(np.floor(t[a]), box.upper[j])
-        else:
-            low = box.active_lower[j] if box.semicontinuous[j] else box.lower[j]
-            lo[j] = low if a == 0 else max(low, min(t[a - 1] + box.margin[j], x[j]))
-            hi[j] = box.upper[j] if a == len(t) else min(t[a], box.upper[j])
+    held = [j for s in specs if isinstance(s, NChooseKSpec) for j in s.features]
+    lo, hi = cell_bounds(x, box, thresholds)
+    # zeros of NChooseK and semicontinuous features stay where they are
+    zero = [j for j in range(box.n_features)
+            if x[j] == 0.0 and (j in held or box.semicontinuous[j])]
+    lo[zero], hi[zero] = x[zero], x[zero]
     free = np.flatnonzero(hi > lo)
     if len(free) == 0 or data is None or len(data) == 0:
         return x, value

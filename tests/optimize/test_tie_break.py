@@ -127,3 +127,25 @@ def test_an_unknown_tie_break_is_refused_by_name():
 
     with pytest.raises(ValueError, match="tie_break"):
         SearchSettings(tie_break="nearest")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_cell_bounds_hold_exactly_the_points_routed_like_x(seed):
+    """Every value of [lo, hi] routes like x at every threshold, and a step past either end
+    (outside the feature's range or across a threshold) routes otherwise."""
+    from bofire_bark.optimize.incumbent import cell_bounds
+
+    domain, space, box = _toy()
+    rng = np.random.default_rng(seed)
+    thresholds = (np.sort(rng.uniform(0, 1, rng.integers(0, 4))),
+                  np.sort(rng.uniform(0, 1, rng.integers(0, 4))), np.array([]))
+    x = np.array([rng.uniform(), rng.uniform(), float(rng.integers(0, 2))])
+    lo, hi = cell_bounds(x, box, thresholds)
+    assert lo[2] == hi[2] == x[2]
+    for j in (0, 1):
+        t = thresholds[j]
+        assert lo[j] <= x[j] <= hi[j]
+        for v in np.linspace(lo[j], hi[j], 101):
+            np.testing.assert_array_equal(v <= t, x[j] <= t)
+        for v in (lo[j] - 1e-6, hi[j] + 1e-6):
+            assert np.any((v <= t) != (x[j] <= t)) or not 0.0 <= v <= 1.0
