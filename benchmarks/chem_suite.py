@@ -31,7 +31,8 @@ Methods: ``bark`` (``BARKStrategy`` with the library's defaults, as each module 
 the lever arms of ``BARK_ARMS`` (each is ``bark`` plus a few BARKStrategy keywords:
 ``bark_lognormal``, ``noise_prior="lognormal"``; ``bark_logei``, ``qLogNEI``; ``bark_qei``,
 ``qEI``; ``bark_ucb_beta9``, qUCB with beta 9, kappa 3; ``bark_far``, the candidate moved
-within its grid cell to the point farthest from the data), ``sobo`` (BoFire's ``SoboStrategy`` with
+within its grid cell to the point farthest from the data; ``bark_deep``, the depth prior's
+exponent beta 1 instead of 2), ``sobo`` (BoFire's ``SoboStrategy`` with
 its defaults: a GP and qLogNEI; Tanimoto on the photoswitches) and ``random``. A new lever is
 one line of ``BARK_ARMS``. ``--methods`` defaults to ``bark sobo random bark_lognormal
 bark_logei``.
@@ -88,6 +89,9 @@ BARK_ARMS: dict[str, dict] = {
     "bark_qei": {"acquisition_function": {"type": "qEI"}},
     "bark_ucb_beta9": {"acquisition_function": {"type": "qUCB", "beta": 9.0}},
     "bark_far": {"acquisition_optimizer": {"tie_break": "farthest"}},
+    # deeper trees (depth prior alpha (1 + d)^-1 instead of ^-2): a kernel whose correlation
+    # falls faster away from the data, so untried regions keep more of their prior variance
+    "bark_deep": {"surrogate_specs": {"beta": 1.0}},
 }
 BASELINES = ("sobo", "random")
 METHODS = (*BARK_ARMS, *BASELINES)
