@@ -127,3 +127,15 @@ def study_backend(args):
     with joblib_backend(name, getattr(args, "scheduler", None), n_workers=workers):
         # dask and ray: -1 lets the cluster's workers set how many runs go at once
         yield n_jobs if n_jobs is not None else (1 if name == "loky" else -1)
+
+
+def markdown_table(frame) -> str:
+    """A markdown table (pandas' to_markdown needs tabulate, not a dependency here)."""
+    def cell(v):
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    cols = [frame.index.name or ""] + list(frame.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for key, row in frame.iterrows():
+        lines.append("| " + " | ".join([str(key)] + [cell(v) for v in row]) + " |")
+    return "\n".join(lines)

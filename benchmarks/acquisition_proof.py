@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks._common import REPO, publish
+from benchmarks._common import REPO, markdown_table, publish
 from benchmarks.acq_cases import case_names, make_case
 from bofire_bark.defaults import DEFAULT_TIME_LIMIT
 
@@ -181,7 +181,7 @@ def paired_table(out: Path = OUT) -> str:
     frame = pd.DataFrame(rows).set_index("setting").fillna("")
     by = d.assign(group=d["case"].str.split(":").str[1]).pivot_table(
         index="group", columns="setting", values="gap", aggfunc="median")[settings]
-    return (_markdown(frame) + "\n\nMedian relative gap per domain:\n\n" + _markdown(by)
+    return (markdown_table(frame) + "\n\nMedian relative gap per domain:\n\n" + markdown_table(by)
             + "\n")
 
 
@@ -204,7 +204,7 @@ def rules_table(out: Path) -> str:
             "time_limit": int((g.status == "time_limit").sum()),
             "candidate from the search": int((g.source == "search").sum())})
     frame = pd.DataFrame(rows).set_index("rule")
-    return (_markdown(frame) + "\n\nGaps are in each rule's units: standard deviations of the "
+    return (markdown_table(frame) + "\n\nGaps are in each rule's units: standard deviations of the "
             "output (UCB, EI, NEI) or probability (PI).\n")
 
 
@@ -276,7 +276,7 @@ def decompose_table(out: Path = OUT) -> str:
     gaps = d.pivot(index="case", columns="bound_by", values="gap").loc[cases, order]
     secs = d.pivot(index="case", columns="bound_by", values="seconds").loc[cases, order]
     table = pd.concat([gaps.add_prefix("gap: "), secs.add_prefix("s: ")], axis=1)
-    return _markdown(table)
+    return markdown_table(table)
 
 
 def lever_table(out: Path = OUT) -> str:
@@ -285,19 +285,7 @@ def lever_table(out: Path = OUT) -> str:
     table = closed.groupby("lever", sort=False).agg(
         cases=("case", "size"), closed=("closed", "sum"), median_gap=("gap", "median"),
         max_gap=("gap", "max"), median_s=("seconds", "median"))
-    return _markdown(table)
-
-
-def _markdown(frame: pd.DataFrame) -> str:
-    """A markdown table (pandas' to_markdown needs tabulate, not a dependency here)."""
-    def cell(v):
-        return f"{v:.3g}" if isinstance(v, float) else str(v)
-
-    cols = [frame.index.name or ""] + list(frame.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for key, row in frame.iterrows():
-        lines.append("| " + " | ".join([str(key)] + [cell(v) for v in row]) + " |")
-    return "\n".join(lines)
+    return markdown_table(table)
 
 
 def _sobo_data(case) -> pd.DataFrame:
@@ -392,7 +380,7 @@ def summary(out: Path = OUT) -> str:
         abs_gap=("abs_gap", "median"), proven=("status", lambda s: int(
             s.isin(["optimal", "gap"]).sum())))
     lines += ["", "Per domain (medians; proven = cases closed to the gap target):", "",
-              _markdown(by)]
+              markdown_table(by)]
     return "\n".join(lines) + "\n"
 
 

@@ -32,8 +32,9 @@ the lever arms of ``BARK_ARMS`` (each is ``bark`` plus a few BARKStrategy keywor
 ``bark_lognormal``, ``noise_prior="lognormal"``; ``bark_logei``, ``qLogNEI``; ``bark_qei``,
 ``qEI``; ``bark_ucb_beta9``, qUCB with beta 9, kappa 3; ``bark_far``, the candidate moved
 within its grid cell to the point farthest from the data; ``bark_deep``, the depth prior's
-exponent beta 1 instead of 2), ``sobo`` (BoFire's ``SoboStrategy`` with
-its defaults: a GP and qLogNEI; Tanimoto on the photoswitches) and ``random``. A new lever is
+exponent beta 1 instead of 2; ``bark_uniform``, the paper's uniform split prior), ``sobo``
+(BoFire's ``SoboStrategy`` with its defaults: a GP and qLogNEI; Tanimoto on the
+photoswitches) and ``random``. A new lever is
 one line of ``BARK_ARMS``. ``--methods`` defaults to ``bark sobo random bark_lognormal
 bark_logei``.
 
@@ -92,6 +93,8 @@ BARK_ARMS: dict[str, dict] = {
     # deeper trees (depth prior alpha (1 + d)^-1 instead of ^-2): a kernel whose correlation
     # falls faster away from the data, so untried regions keep more of their prior variance
     "bark_deep": {"surrogate_specs": {"beta": 1.0}},
+    # the paper's split prior (every input equally likely) instead of the sparse Dirichlet
+    "bark_uniform": {"surrogate_specs": {"split_prior": "uniform"}},
 }
 BASELINES = ("sobo", "random")
 METHODS = (*BARK_ARMS, *BASELINES)
