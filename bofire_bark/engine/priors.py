@@ -48,6 +48,7 @@ from bofire_bark.engine.forest import (
     as_space,
     new_subspace,
     node_subspace,
+    scan_splittable,
     split_leaf,
     splittable_flags,
     two_valued,
@@ -112,9 +113,7 @@ def _root_splittable(space, out):
         if space.kinds[j] == CATEGORICAL:
             for c in range(space.n_values[j]):
                 cats[j, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
-    for v in range(space.var_col.shape[0]):
-        j = space.var_col[v]
-        out[v] = var_can_split(space, v, lo[j], hi[j], cats[j])
+    scan_splittable(space, lo, hi, cats, -1, 0, space.var_col.shape[0], -1, out)
 
 
 def root_splittable(space: Space) -> np.ndarray:
@@ -167,8 +166,7 @@ def _draw_by_rejection(state, space, sub, prior):
         v = np.searchsorted(prior.cum, uniform(state) * total, side="right")
         if v >= n:
             v = n - 1
-        j = space.var_col[v]
-        if prior.w[v] > 0.0 and var_can_split(space, v, sub.lo[j], sub.hi[j], sub.cats[j]):
+        if prior.w[v] > 0.0 and var_can_split(space, v, sub.lo, sub.hi, sub.cats, -1):
             return v
     return -1
 

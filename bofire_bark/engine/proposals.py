@@ -49,8 +49,8 @@ from bofire_bark.engine.forest import (
     new_subspace,
     node_subspace,
     nth_node,
+    scan_splittable,
     split_leaf,
-    var_can_split,
 )
 from bofire_bark.engine.likelihood import (
     FLAT,
@@ -149,28 +149,24 @@ def new_scratch(n_pts, d, w, pcap, mode):
 def _n_other_splittable(space, sub, j):
     """1 if a split variable of a column other than ``j`` can split subspace ``sub`` (it can
     then split both children of a split on ``j``), else 0; stops at the first."""
-    for v in range(space.var_col.shape[0]):
-        jj = space.var_col[v]
-        if jj != j and var_can_split(space, v, sub.lo[jj], sub.hi[jj], sub.cats[jj]):
-            return 1
-    return 0
+    return scan_splittable(space, sub.lo, sub.hi, sub.cats, -1, 0, space.var_col.shape[0], j,
+                           np.empty(0, dtype=np.bool_))
 
 
 @njit(cache=True, nogil=True)
 def _child_splittable(space, sub, j, th, rule_mask, go_left, n_other, child_cats):
     """Whether a child of a node (subspace ``sub``) split on (j, th, mask) can split;
     ``n_other`` counts the variables of other columns that can split the node (they can split
-    the child too), ``child_cats`` (W,) is scratch."""
+    the child too), row 0 of ``child_cats`` (R, W) is scratch."""
     if n_other > 0:
         return True
     lo, hi, cats = sub
     if space.kinds[j] == CATEGORICAL:
         for w in range(cats.shape[1]):
-            child_cats[w] = cats[j, w] & rule_mask[w] if go_left else cats[j, w] & ~rule_mask[w]
-        for v in range(space.var_start[j], space.var_start[j + 1]):
-            if var_can_split(space, v, lo[j], hi[j], child_cats):
-                return True
-        return False
+            child_cats[0, w] = (cats[j, w] & rule_mask[w] if go_left
+                                else cats[j, w] & ~rule_mask[w])
+        return scan_splittable(space, lo, hi, child_cats, 0, space.var_start[j],
+                               space.var_start[j + 1], -1, np.empty(0, dtype=np.bool_)) > 0
     if go_left:
         return th > lo[j]
     if space.kinds[j] == DISCRETE:
@@ -323,9 +319,9 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
         d = forest.depth[t, eta]
         n_other = _n_other_splittable(space, sc.node, j)
         s_l = _child_splittable(space, sc.node, j, th, sc.rule_mask, True, n_other,
-                                sc.child.cats[0])
+                                sc.child.cats)
         s_r = _child_splittable(space, sc.node, j, th, sc.rule_mask, False, n_other,
-                                sc.child.cats[0])
+                                sc.child.cats)
         p_eta = forest.parent[t, eta]
         parent_was_twig = False
         if p_eta >= 0:
@@ -460,9 +456,9 @@ def tree_step(state, t, forest, space, data, lik, prior, sc, stats):
     j, th = draw_rule(state, space, sc.node, sc.rule_mask, prior)
     n_other = _n_other_splittable(space, sc.node, j)
     s_l = _child_splittable(space, sc.node, j, th, sc.rule_mask, True, n_other,
-                            sc.child.cats[0])
+                            sc.child.cats)
     s_r = _child_splittable(space, sc.node, j, th, sc.rule_mask, False, n_other,
-                            sc.child.cats[0])
+                            sc.child.cats)
     log_r = (log_leaf_factor(prior, d + 1, s_l) + log_leaf_factor(prior, d + 1, s_r)
              - old_factor)
     n_mv = 0

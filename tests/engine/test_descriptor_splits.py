@@ -190,9 +190,9 @@ def test_whether_a_descriptor_splits_a_node_matches_its_values():
     assert space.high[0].any() and not space.high[1].any() and not space.high[2].any()
     for _ in range(300):
         present = np.flatnonzero(rng.random(k) < rng.choice([0.03, 0.2, 0.9]))
-        words = np.zeros(2, np.uint64)
+        words = np.zeros((2, 2), np.uint64)  # row 1 holds the node's categories
         for c in present:
-            words[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+            words[1, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
         for v in range(3):
             expected = len(np.unique(table[present, v])) >= 2
-            assert var_can_split(space, v, 0.0, 0.0, words) == expected
+            assert var_can_split(space, v, np.zeros(1), np.zeros(1), words, 1) == expected
