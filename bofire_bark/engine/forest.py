@@ -82,7 +82,11 @@ class Space(NamedTuple):
     drew it is known (see ``var_of``). ``high`` (V, W) uint64: for a descriptor with two
     values, the bit set of the categories with the higher one (a fingerprint bit's "has it"),
     so whether it splits a node is two word tests, not a walk over the categories (zeros for
-    other variables).
+    other variables). ``cat_class`` (D, K) int64: for a categorical column, a class per
+    category, equal for categories that no rule of the column can separate (the same value of
+    every descriptor; each category its own class when the column has subset rules or no
+    descriptors), so that whether any of the column's variables splits a node is whether two
+    classes reach it (one pass over its categories, not over ~2,000 fingerprint bits).
     """
 
     kinds: np.ndarray
@@ -95,6 +99,7 @@ class Space(NamedTuple):
     order: np.ndarray
     var_start: np.ndarray
     high: np.ndarray
+    cat_class: np.ndarray
 
 
 def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
@@ -153,7 +158,24 @@ def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
                  np.ascontiguousarray(upper, dtype=np.float64),
                  np.ascontiguousarray(n_values, dtype=np.int64),
                  np.asarray(var_col, dtype=np.int64), np.asarray(var_desc, dtype=np.int64),
-                 rank, order, np.asarray(var_start, dtype=np.int64), high)
+                 rank, order, np.asarray(var_start, dtype=np.int64), high,
+                 category_classes(kinds, n_values, var_start, var_desc, rank))
+
+
+def category_classes(kinds, n_values, var_start, var_desc, rank) -> np.ndarray:
+    """``Space.cat_class`` (D, K): the categories of a column with descriptors and no subset
+    rules grouped by their row of descriptor ranks; every other category its own class."""
+    d = len(kinds)
+    width = max(1, int(np.max(n_values, initial=0)))
+    out = np.tile(np.arange(width, dtype=np.int64), (d, 1))
+    for j in range(d):
+        vs = np.arange(var_start[j], var_start[j + 1])
+        if kinds[j] != CATEGORICAL or len(vs) == 0 or (np.asarray(var_desc)[vs] < 0).any():
+            continue
+        k = int(n_values[j])
+        _, classes = np.unique(rank[vs, :k].T, axis=0, return_inverse=True)
+        out[j, :k] = classes.reshape(-1)
+    return out
 
 
 def two_value_bits(rank: np.ndarray, is_desc: np.ndarray, w: int) -> np.ndarray:
@@ -394,6 +416,31 @@ def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags):
 
 
 @njit(cache=True, nogil=True)
+def column_can_split(space, j, lo, hi, cats, row):
+    """Whether some split variable of column ``j`` has a rule for a node with the interval
+    (lo[j], hi[j]] or the categories of row ``row`` of ``cats``: for a categorical column,
+    whether two of ``cat_class`` reach it (see ``Space``); otherwise whether hi > lo."""
+    if space.var_start[j] == space.var_start[j + 1]:
+        return False
+    if space.kinds[j] != CATEGORICAL:
+        return hi[j] > lo[j]
+    first = -1
+    for w in range(cats.shape[1]):
+        word = cats[row, w]
+        c = w << 6
+        while word != np.uint64(0):
+            if word & np.uint64(1):
+                k = space.cat_class[j, c]
+                if first < 0:
+                    first = k
+                elif k != first:
+                    return True
+            word >>= np.uint64(1)
+            c += 1
+    return False
+
+
+@njit(cache=True, nogil=True)
 def var_can_split(space, v, lo, hi, cats, row):
     """Whether split variable ``v`` can split a node (``scan_splittable`` of ``v`` alone; row
     ``row`` of ``cats``, or the variable's own column's row when ``row`` < 0)."""
@@ -428,9 +475,12 @@ def splittable_flags(space, sub, flags):
 
 @njit(cache=True, nogil=True)
 def any_splittable(space, sub):
-    """Whether some split variable can split subspace ``sub`` (stops at the first)."""
-    return scan_splittable(space, sub.lo, sub.hi, sub.cats, -1, 0, space.var_col.shape[0], -1,
-                           np.empty(0, dtype=np.bool_)) > 0
+    """Whether some split variable can split subspace ``sub`` (stops at the first column
+    that can)."""
+    for j in range(space.kinds.shape[0]):
+        if column_can_split(space, j, sub.lo, sub.hi, sub.cats, j):
+            return True
+    return False
 
 
 def split_variable_of(space: Space, feat: np.ndarray, thr: np.ndarray) -> np.ndarray:

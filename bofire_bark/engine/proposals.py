@@ -44,12 +44,12 @@ from bofire_bark.engine.forest import (
     LEAF,
     Subspace,
     any_splittable,
+    column_can_split,
     count_leaves_and_twigs,
     free_pair,
     new_subspace,
     node_subspace,
     nth_node,
-    scan_splittable,
     split_leaf,
 )
 from bofire_bark.engine.likelihood import (
@@ -149,8 +149,10 @@ def new_scratch(n_pts, d, w, pcap, mode):
 def _n_other_splittable(space, sub, j):
     """1 if a split variable of a column other than ``j`` can split subspace ``sub`` (it can
     then split both children of a split on ``j``), else 0; stops at the first."""
-    return scan_splittable(space, sub.lo, sub.hi, sub.cats, -1, 0, space.var_col.shape[0], j,
-                           np.empty(0, dtype=np.bool_))
+    for jj in range(space.kinds.shape[0]):
+        if jj != j and column_can_split(space, jj, sub.lo, sub.hi, sub.cats, jj):
+            return 1
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -165,8 +167,7 @@ def _child_splittable(space, sub, j, th, rule_mask, go_left, n_other, child_cats
         for w in range(cats.shape[1]):
             child_cats[0, w] = (cats[j, w] & rule_mask[w] if go_left
                                 else cats[j, w] & ~rule_mask[w])
-        return scan_splittable(space, lo, hi, child_cats, 0, space.var_start[j],
-                               space.var_start[j + 1], -1, np.empty(0, dtype=np.bool_)) > 0
+        return column_can_split(space, j, lo, hi, child_cats, 0)
     if go_left:
         return th > lo[j]
     if space.kinds[j] == DISCRETE:

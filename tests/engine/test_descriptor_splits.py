@@ -196,3 +196,36 @@ def test_whether_a_descriptor_splits_a_node_matches_its_values():
         for v in range(3):
             expected = len(np.unique(table[present, v])) >= 2
             assert var_can_split(space, v, np.zeros(1), np.zeros(1), words, 1) == expected
+
+
+def test_whether_a_column_splits_a_node_matches_its_variables():
+    """``column_can_split`` (two category classes reach the node) says what asking each of the
+    column's split variables says: descriptor tables with repeated rows, two-valued and
+    many-valued descriptors, with and without subset rules; a plain categorical column and a
+    continuous one beside them."""
+    from bofire_bark.engine.forest import column_can_split, var_can_split
+
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        k = int(rng.integers(2, 140))
+        base = np.column_stack([rng.integers(0, 2, k), rng.integers(0, 3, k), rng.random(k)])
+        rows = base[rng.integers(0, max(1, k // 3), k)]  # repeated rows: classes of categories
+        rows = rows[:, [c for c in range(3) if len(np.unique(rows[:, c])) >= 2]]
+        if rows.shape[1] == 0:
+            continue
+        labels = bool(trial % 2)
+        space = split_variables(np.array([0, 2, 2]), np.array([0.0, 0, 0]),
+                                np.array([1.0, k - 1, 5]), np.array([0, k, 6]),
+                                [None, (rows, labels), None])
+        words = (k + 63) // 64
+        for _ in range(60):
+            present = np.flatnonzero(rng.random(k) < rng.choice([0.02, 0.1, 0.5, 1.0]))
+            cats = np.zeros((3, words), np.uint64)
+            for c in present:
+                cats[1, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+            cats[2, 0] = np.uint64(rng.integers(0, 64))
+            lo, hi = np.zeros(3), np.array([rng.choice([0.0, 0.5]), 0, 0])
+            for j in range(3):
+                expected = any(var_can_split(space, v, lo, hi, cats, -1)
+                               for v in range(space.var_start[j], space.var_start[j + 1]))
+                assert column_can_split(space, j, lo, hi, cats, j) == expected, (trial, j)
