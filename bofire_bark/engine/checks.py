@@ -60,7 +60,7 @@ def check_space(space) -> Space:
 
 def _check_variables(space: Space, d: int) -> None:
     """The split variables index within the space (kernels do not check)."""
-    var_col, var_desc, rank, order, var_start, high, cat_class = space[4:]
+    var_col, var_desc, rank, order, var_start, high, cat_class, two_bits, tbits = space[4:]
     n_vars = len(var_col)
     ok = (var_col.dtype == var_desc.dtype == rank.dtype == order.dtype == var_start.dtype
           == np.int64 and var_col.shape == var_desc.shape == (n_vars,) and n_vars >= d
@@ -68,7 +68,10 @@ def _check_variables(space: Space, d: int) -> None:
           and rank.shape == order.shape and rank.shape[0] == n_vars
           and high.dtype == np.uint64 and high.ndim == 2 and high.shape[0] == n_vars
           and cat_class.dtype == np.int64 and cat_class.ndim == 2 and cat_class.shape[0] == d
-          and cat_class.shape[1] >= max(1, int(np.max(space.n_values, initial=0))))
+          and cat_class.shape[1] >= max(1, int(np.max(space.n_values, initial=0)))
+          and two_bits.dtype == tbits.dtype == np.uint64
+          and two_bits.shape == (max(1, (n_vars + 63) // 64),) and tbits.ndim == 2
+          and tbits.shape == (cat_class.shape[1], two_bits.shape[0]))
     if ok:
         ok = (var_start[0] == 0 and var_start[-1] == n_vars and (np.diff(var_start) >= 1).all()
               and (var_col == np.repeat(np.arange(d), np.diff(var_start))).all())

@@ -87,6 +87,10 @@ class Space(NamedTuple):
     every descriptor; each category its own class when the column has subset rules or no
     descriptors), so that whether any of the column's variables splits a node is whether two
     classes reach it (one pass over its categories, not over ~2,000 fingerprint bits).
+    ``two_bits`` (V', ) uint64 (V' = ceil(V / 64)): bit v set for a descriptor with two values;
+    ``tbits`` (K, V') uint64, ``high`` transposed: bit v of row c set when category c of
+    ``var_col[v]`` has the higher value, so that the two-valued descriptors a node's categories
+    split are found a word of 64 variables at a time.
     """
 
     kinds: np.ndarray
@@ -100,6 +104,8 @@ class Space(NamedTuple):
     var_start: np.ndarray
     high: np.ndarray
     cat_class: np.ndarray
+    two_bits: np.ndarray
+    tbits: np.ndarray
 
 
 def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
@@ -159,7 +165,23 @@ def split_variables(kinds, lower, upper, n_values, descriptors=None) -> Space:
                  np.ascontiguousarray(n_values, dtype=np.int64),
                  np.asarray(var_col, dtype=np.int64), np.asarray(var_desc, dtype=np.int64),
                  rank, order, np.asarray(var_start, dtype=np.int64), high,
-                 category_classes(kinds, n_values, var_start, var_desc, rank))
+                 category_classes(kinds, n_values, var_start, var_desc, rank),
+                 *transposed_bits(high, n_values))
+
+
+def transposed_bits(high: np.ndarray, n_values) -> tuple[np.ndarray, np.ndarray]:
+    """``Space.two_bits`` and ``Space.tbits`` from ``high`` (V, W)."""
+    n_vars = high.shape[0]
+    words = max(1, (n_vars + 63) // 64)
+    width = max(1, int(np.max(n_values, initial=0)))
+    two = np.zeros(words, dtype=np.uint64)
+    tbits = np.zeros((width, words), dtype=np.uint64)
+    for v in np.flatnonzero(high.any(axis=1)):
+        bit = np.uint64(1) << np.uint64(v & 63)
+        two[v >> 6] |= bit
+        cats = np.flatnonzero(np.unpackbits(high[v].view(np.uint8), bitorder="little"))
+        tbits[cats[cats < width], v >> 6] |= bit
+    return two, tbits
 
 
 def category_classes(kinds, n_values, var_start, var_desc, rank) -> np.ndarray:
@@ -341,23 +363,27 @@ def can_split(kind, lo, hi, cat_words):
 
 
 @njit(cache=True, nogil=True)
-def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags):
+def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags,
+                    any_high=None, all_high=None):
     """Which split variables ``v`` in ``[v_first, v_stop)``, other than those of column
     ``skip_col`` (-1: none), have a rule for a node with the intervals (lo, hi] (D,) and the
     categories of ``cats`` (R, W): row ``row`` of it for every variable, or the variable's
     own column's row when ``row`` < 0. A variable's own rules as ``can_split``; a
     descriptor's if it takes two values among the categories.
 
-    With ``flags`` of length V, sets ``flags[v]`` for each variable scanned and returns how
-    many can split; with a zero-length ``flags``, returns 1 at the first that can (0 if none).
+    With ``flags`` (V,) bool, sets ``flags[v]`` for each variable scanned and returns how
+    many can split; with ``flags`` None, returns 1 at the first that can (0 if none).
+    ``any_high``, ``all_high`` (V',) uint64, if given: the OR and the AND of ``tbits`` over the
+    categories that reach the node (in the words of the variables scanned), which answer
+    every two-valued descriptor (``splittable_flags``).
 
     One loop over the variables with the space's arrays bound once: a check per variable in
     a function of its own made array views whose atomic reference counts were most of a
     sweep with ~2,000 fingerprint bits.
     """
-    kinds, var_col, var_desc, rank, high = (space.kinds, space.var_col, space.var_desc,
-                                            space.rank, space.high)
-    record = flags.shape[0] > 0
+    kinds, var_col, var_desc, rank, high, two_bits = (space.kinds, space.var_col,
+                                                      space.var_desc, space.rank, space.high,
+                                                      space.two_bits)
     count = 0
     for v in range(v_first, v_stop):
         j = var_col[v]
@@ -377,12 +403,11 @@ def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags):
             else:
                 ok = hi[j] > lo[j]
         else:
-            two = False
-            for w in range(high.shape[1]):
-                if high[v, w] != np.uint64(0):
-                    two = True
-                    break
-            if two:  # two values: some category on each side of them
+            bit = np.uint64(v & 63)
+            two = (two_bits[v >> 6] >> bit) & np.uint64(1) == np.uint64(1)
+            if two and any_high is not None:
+                ok = ((any_high[v >> 6] & ~all_high[v >> 6]) >> bit) & np.uint64(1) == 1
+            elif two:  # two values: some category on each side of them
                 has_high = False
                 has_low = False
                 for w in range(high.shape[1]):
@@ -406,12 +431,12 @@ def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags):
                         c += 1
                     if ok:
                         break
-        if record:
-            flags[v] = ok
-        if ok:
-            count += 1
-            if not record:
+        if flags is None:
+            if ok:
                 return 1
+        else:
+            flags[v] = ok
+            count += ok
     return count
 
 
@@ -444,8 +469,7 @@ def column_can_split(space, j, lo, hi, cats, row):
 def var_can_split(space, v, lo, hi, cats, row):
     """Whether split variable ``v`` can split a node (``scan_splittable`` of ``v`` alone; row
     ``row`` of ``cats``, or the variable's own column's row when ``row`` < 0)."""
-    return scan_splittable(space, lo, hi, cats, row, v, v + 1, -1,
-                           np.empty(0, dtype=np.bool_)) > 0
+    return scan_splittable(space, lo, hi, cats, row, v, v + 1, -1, None) > 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -469,8 +493,34 @@ def splittable_flags(space, sub, flags):
     many can. One pass, so callers that need the set several times (a weighted draw, the
     sparse prior's normalizers) do not test every variable again: with ~2,000 fingerprint
     bits these tests were most of a sweep."""
-    return scan_splittable(space, sub.lo, sub.hi, sub.cats, -1, 0, space.var_col.shape[0], -1,
-                           flags)
+    kinds, var_start, two_bits, tbits = (space.kinds, space.var_start, space.two_bits,
+                                         space.tbits)
+    lo, hi, cats = sub
+    any_high = np.zeros(two_bits.shape[0], dtype=np.uint64)
+    all_high = np.zeros(two_bits.shape[0], dtype=np.uint64)
+    count = 0
+    for j in range(kinds.shape[0]):
+        v0, v1 = var_start[j], var_start[j + 1]
+        w0, w1 = v0 >> 6, ((v1 - 1) >> 6) + 1
+        if kinds[j] == CATEGORICAL:
+            # OR and AND of the categories' rows over the column's words (reset: a word at
+            # either end may hold another column's variables, which are not read here)
+            for w in range(w0, w1):
+                any_high[w] = 0
+                all_high[w] = ~np.uint64(0)
+            for cw in range(cats.shape[1]):
+                word = cats[j, cw]
+                c = cw << 6
+                while word != np.uint64(0):
+                    if word & np.uint64(1):
+                        for w in range(w0, w1):
+                            any_high[w] |= tbits[c, w]
+                            all_high[w] &= tbits[c, w]
+                    word >>= np.uint64(1)
+                    c += 1
+        count += scan_splittable(space, lo, hi, cats, -1, v0, v1, -1, flags, any_high,
+                                 all_high)
+    return count
 
 
 @njit(cache=True, nogil=True)

@@ -229,3 +229,42 @@ def test_whether_a_column_splits_a_node_matches_its_variables():
                 expected = any(var_can_split(space, v, lo, hi, cats, -1)
                                for v in range(space.var_start[j], space.var_start[j + 1]))
                 assert column_can_split(space, j, lo, hi, cats, j) == expected, (trial, j)
+
+
+def test_splittable_flags_match_each_variable_across_shared_words():
+    """``splittable_flags`` answers two-valued descriptors a word of 64 at a time from the
+    transposed bits; it must say what asking each variable says, also where two columns'
+    variables share a word (columns of 1-150 descriptors beside continuous ones)."""
+    from bofire_bark.engine.forest import Subspace, splittable_flags, var_can_split
+
+    rng = np.random.default_rng(11)
+    for trial in range(15):
+        n_cols = int(rng.integers(1, 4))
+        kinds, lower, upper, n_values, desc = [0], [0.0], [1.0], [0], [None]
+        for _ in range(n_cols):
+            k = int(rng.integers(2, 130))
+            n_desc = int(rng.integers(1, 150))
+            table = np.column_stack([rng.integers(0, 2 + (c % 7 == 0), k) for c in range(n_desc)])
+            table = table[:, [c for c in range(n_desc) if len(np.unique(table[:, c])) >= 2]]
+            if table.shape[1] == 0:
+                continue
+            kinds.append(2)
+            lower.append(0.0)
+            upper.append(k - 1.0)
+            n_values.append(k)
+            desc.append((table, bool(rng.integers(0, 2))))
+        space = split_variables(np.array(kinds), np.array(lower), np.array(upper),
+                                np.array(n_values), desc)
+        d, words = len(kinds), (max(n_values) + 63) // 64
+        for _ in range(40):
+            lo, hi = np.zeros(d), np.array([rng.choice([0.0, 0.5])] + [0.0] * (d - 1))
+            cats = np.zeros((d, words), np.uint64)
+            for j in range(1, d):
+                for c in np.flatnonzero(rng.random(n_values[j]) < rng.choice([0.02, 0.2, 1.0])):
+                    cats[j, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+            flags = np.zeros(len(space.var_col), np.bool_)
+            count = splittable_flags(space, Subspace(lo, hi, cats), flags)
+            expected = [var_can_split(space, v, lo, hi, cats, -1)
+                        for v in range(len(space.var_col))]
+            assert flags.tolist() == expected, trial
+            assert count == sum(expected)
