@@ -25,7 +25,8 @@ Models: ``bark`` (defaults: descriptors, sparse split prior), ``bark_subsets``
 
 One row per (data set, model, split) in ``scores.csv`` (appended; a rerun skips rows it has):
 RMSE, MAE, R2 and the test NLPD (Gaussian predictive, per point, in the output's units) and
-the fit seconds. Splits are 80/20, ``numpy.random.default_rng(split)``.
+the fit seconds; ``sweeps``, a BARK fit's sweeps per chain (burn-in and continuation included). Splits
+are 80/20, ``numpy.random.default_rng(split)``.
 """
 
 from __future__ import annotations
@@ -126,11 +127,13 @@ def run(out: Path, datasets, models, splits: int) -> None:
                     sur.fit(train.assign(valid_y=1))
                 seconds = time.perf_counter() - start
                 pred = sur.predict(test[[key]])
+                fit = getattr(sur, "last_fit", None)  # BARK: sweeps per chain after burn-in too
                 row = {"dataset": name, "model": model, "split": split, "n_train": len(train),
                        **score(test.y.to_numpy(), pred["y_pred"].to_numpy(),
-                               pred["y_sd"].to_numpy()), "fit_s": seconds}
-                pd.DataFrame([row]).to_csv(path, mode="a", header=not path.exists(),
-                                           index=False)
+                               pred["y_sd"].to_numpy()), "fit_s": seconds,
+                       "sweeps": fit.sweeps if fit is not None else np.nan}
+                done = pd.concat([done, pd.DataFrame([row])], ignore_index=True)
+                done.to_csv(path, index=False)  # whole file: older files lack ``sweeps``
                 print(row, flush=True)
 
 
