@@ -25,8 +25,8 @@ Models: ``bark`` (defaults: descriptors, sparse split prior), ``bark_subsets``
 
 One row per (data set, model, split) in ``scores.csv`` (appended; a rerun skips rows it has):
 RMSE, MAE, R2 and the test NLPD (Gaussian predictive, per point, in the output's units) and
-the fit seconds; ``sweeps``, a BARK fit's sweeps per chain (burn-in and continuation included). Splits
-are 80/20, ``numpy.random.default_rng(split)``.
+the fit seconds; ``sweeps``, a BARK fit's sweeps per chain (burn-in and continuation
+included). Splits are 80/20, ``numpy.random.default_rng(split)``.
 """
 
 from __future__ import annotations
