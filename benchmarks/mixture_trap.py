@@ -40,7 +40,9 @@ POINTS = {
 }
 
 
-def view(arm: str, seed: int, iterations: int) -> list[dict]:
+def refit(arm: str, seed: int, iterations: int):
+    """``arm``'s strategy told the first ``iterations`` of ``bark``'s run ``seed``, its
+    candidate and ``POINTS`` (one frame, the candidate first), the told frame, the problem."""
     from benchmarks.chem_bo import strategy_of
     from benchmarks.chem_suite import BARK_ARMS, INGREDIENTS, Mixture, arm_changes
 
@@ -57,6 +59,11 @@ def view(arm: str, seed: int, iterations: int) -> list[dict]:
     candidate = strategy.ask(1)[list(INGREDIENTS)]
     X = pd.concat([candidate, pd.DataFrame(list(POINTS.values()), columns=INGREDIENTS)],
                   ignore_index=True)
+    return strategy, X, frame, problem
+
+
+def view(arm: str, seed: int, iterations: int) -> list[dict]:
+    strategy, X, frame, problem = refit(arm, seed, iterations)
     pred = strategy.predict(X)
     names = ["candidate", *POINTS]
     true = problem.evaluate(X)
@@ -108,24 +115,10 @@ def hybrid(seed: int, iterations: int, shares=(0.0, 0.25, 0.5, 0.75),
     ``bark`` candidate's. The trees were sampled under the forest alone, so this is a screen
     of what the kernel would do, not a fit of it. ``log ML``: the summed log marginal
     likelihood of the samples, which would choose share and length."""
-    from benchmarks.chem_bo import strategy_of
-    from benchmarks.chem_suite import INGREDIENTS, Mixture, arm_changes
-
-    runs = REPO / "results/chem_suite/runs/mixture/bark" / f"seed{seed}/mixture/runs.csv"
-    rows = pd.read_csv(runs)
-    rows = rows[rows.iteration <= iterations]
-    problem = Mixture()
-    strategy = strategy_of("mixture", "bark", problem.domain(), seed, arm_changes("bark"))
-    frame = rows[list(INGREDIENTS)].copy()
-    frame["cost"] = rows["y"].to_numpy()
-    strategy.tell(frame)
-    candidate = strategy.ask(1)[list(INGREDIENTS)]
-    Q = pd.concat([candidate, pd.DataFrame(list(POINTS.values()), columns=INGREDIENTS)],
-                  ignore_index=True)
+    strategy, Q, frame, problem = refit("bark", seed, iterations)
     post = strategy.posteriors()["cost"]
-    sur = strategy.surrogates["cost"]
-    Kf = forest_kernels(post, sur.space.encode(Q))
-    Z = np.vstack([frame[list(INGREDIENTS)].to_numpy(float), Q.to_numpy(float)])
+    Kf = forest_kernels(post, strategy.surrogates["cost"].space.encode(Q))
+    Z = np.vstack([frame[list(Q.columns)].to_numpy(float), Q.to_numpy(float)])
     d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
     n, y, r = len(post.y), post.y, post.samples["sigma2"]
     true = problem.evaluate(Q)
