@@ -343,33 +343,13 @@ def node_subspace(forest, space, t, node, sub):
 
 
 @njit(cache=True, nogil=True)
-def popcount(words):
-    """Number of set bits in a uint64 array."""
-    total = 0
-    for w in range(words.shape[0]):
-        x = words[w]
-        while x != np.uint64(0):
-            x &= x - np.uint64(1)
-            total += 1
-    return total
-
-
-@njit(cache=True, nogil=True)
-def can_split(kind, lo, hi, cat_words):
-    """Whether a feature with this subspace still admits a non-trivial split."""
-    if kind == CATEGORICAL:
-        return popcount(cat_words) >= 2
-    return hi > lo
-
-
-@njit(cache=True, nogil=True)
 def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags,
                     any_high=None, all_high=None):
     """Which split variables ``v`` in ``[v_first, v_stop)``, other than those of column
     ``skip_col`` (-1: none), have a rule for a node with the intervals (lo, hi] (D,) and the
     categories of ``cats`` (R, W): row ``row`` of it for every variable, or the variable's
-    own column's row when ``row`` < 0. A variable's own rules as ``can_split``; a
-    descriptor's if it takes two values among the categories.
+    own column's row when ``row`` < 0. A variable's own rules if hi > lo (two categories for a
+    categorical column); a descriptor's if it takes two values among the categories.
 
     With ``flags`` (V,) bool, sets ``flags[v]`` for each variable scanned and returns how
     many can split; with ``flags`` None, returns 1 at the first that can (0 if none).
@@ -474,17 +454,9 @@ def var_can_split(space, v, lo, hi, cats, row):
 
 @njit(cache=True, nogil=True, inline="always")
 def two_valued(space, v):
-    """Whether split variable ``v`` is a descriptor with two values (``Space.high`` set)."""
-    high = space.high[v]
-    return high[0] != np.uint64(0) or high.shape[0] > 1 and _any_bits(high)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _any_bits(words):
-    for w in range(words.shape[0]):
-        if words[w] != np.uint64(0):
-            return True
-    return False
+    """Whether split variable ``v`` is a descriptor with two values (its bit of
+    ``Space.two_bits``)."""
+    return (space.two_bits[v >> 6] >> np.uint64(v & 63)) & np.uint64(1) == np.uint64(1)
 
 
 @njit(cache=True, nogil=True)
