@@ -16,8 +16,10 @@ from bofire_bark.engine.forest import (
     CONTINUOUS,
     DISCRETE,
     Space,
+    category_classes,
     n_words,
     split_variables,
+    transposed_bits,
     two_value_bits,
 )
 
@@ -97,6 +99,11 @@ def _check_variables(space: Space, d: int) -> None:
     if ok:
         expected = two_value_bits(rank, var_desc >= 0, n_words(space.n_values))
         ok = high.shape == expected.shape and np.array_equal(high, expected)
+    if ok:  # the derived tables are rebuilt and compared, as ``high`` is
+        two, tb = transposed_bits(high, space.n_values)
+        classes = category_classes(space.kinds, space.n_values, var_start, var_desc, rank)
+        ok = (np.array_equal(cat_class, classes) and np.array_equal(two_bits, two)
+              and np.array_equal(tbits, tb))
     if not ok:
         raise ValueError("space split variables are inconsistent (build them with "
                          "engine.forest.split_variables)")

@@ -180,7 +180,7 @@ def transposed_bits(high: np.ndarray, n_values) -> tuple[np.ndarray, np.ndarray]
         bit = np.uint64(1) << np.uint64(v & 63)
         two[v >> 6] |= bit
         cats = np.flatnonzero(np.unpackbits(high[v].view(np.uint8), bitorder="little"))
-        tbits[cats[cats < width], v >> 6] |= bit
+        tbits[cats, v >> 6] |= bit
     return two, tbits
 
 
@@ -343,13 +343,12 @@ def node_subspace(forest, space, t, node, sub):
 
 
 @njit(cache=True, nogil=True)
-def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags,
-                    any_high=None, all_high=None):
-    """Which split variables ``v`` in ``[v_first, v_stop)``, other than those of column
-    ``skip_col`` (-1: none), have a rule for a node with the intervals (lo, hi] (D,) and the
-    categories of ``cats`` (R, W): row ``row`` of it for every variable, or the variable's
-    own column's row when ``row`` < 0. A variable's own rules if hi > lo (two categories for a
-    categorical column); a descriptor's if it takes two values among the categories.
+def scan_splittable(space, lo, hi, cats, v_first, v_stop, flags, any_high=None,
+                    all_high=None):
+    """Which split variables ``v`` in ``[v_first, v_stop)`` have a rule for a node with the
+    intervals (lo, hi] (D,) and the categories of ``cats`` (D, W) (the variable's column's
+    row). A variable's own rules if hi > lo (two categories for a categorical column); a
+    descriptor's if it takes two values among the categories.
 
     With ``flags`` (V,) bool, sets ``flags[v]`` for each variable scanned and returns how
     many can split; with ``flags`` None, returns 1 at the first that can (0 if none).
@@ -367,15 +366,12 @@ def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags,
     count = 0
     for v in range(v_first, v_stop):
         j = var_col[v]
-        if j == skip_col:
-            continue
-        r = j if row < 0 else row
         ok = False
         if var_desc[v] < 0:
             if kinds[j] == CATEGORICAL:
                 n = 0
                 for w in range(cats.shape[1]):
-                    x = cats[r, w]
+                    x = cats[j, w]
                     while x != np.uint64(0) and n < 2:
                         x &= x - np.uint64(1)
                         n += 1
@@ -391,15 +387,15 @@ def scan_splittable(space, lo, hi, cats, row, v_first, v_stop, skip_col, flags,
                 has_high = False
                 has_low = False
                 for w in range(high.shape[1]):
-                    has_high = has_high or (cats[r, w] & high[v, w]) != np.uint64(0)
-                    has_low = has_low or (cats[r, w] & ~high[v, w]) != np.uint64(0)
+                    has_high = has_high or (cats[j, w] & high[v, w]) != np.uint64(0)
+                    has_low = has_low or (cats[j, w] & ~high[v, w]) != np.uint64(0)
                     if has_high and has_low:
                         ok = True
                         break
             else:
                 low = -1
                 for w in range(cats.shape[1]):
-                    word = cats[r, w]
+                    word = cats[j, w]
                     c = w << 6
                     while word != np.uint64(0) and not ok:  # categories present, low bit first
                         if word & np.uint64(1):
@@ -446,10 +442,9 @@ def column_can_split(space, j, lo, hi, cats, row):
 
 
 @njit(cache=True, nogil=True)
-def var_can_split(space, v, lo, hi, cats, row):
-    """Whether split variable ``v`` can split a node (``scan_splittable`` of ``v`` alone; row
-    ``row`` of ``cats``, or the variable's own column's row when ``row`` < 0)."""
-    return scan_splittable(space, lo, hi, cats, row, v, v + 1, -1, None) > 0
+def var_can_split(space, v, lo, hi, cats):
+    """Whether split variable ``v`` can split a node (``scan_splittable`` of ``v`` alone)."""
+    return scan_splittable(space, lo, hi, cats, v, v + 1, None) > 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -490,8 +485,7 @@ def splittable_flags(space, sub, flags):
                             all_high[w] &= tbits[c, w]
                     word >>= np.uint64(1)
                     c += 1
-        count += scan_splittable(space, lo, hi, cats, -1, v0, v1, -1, flags, any_high,
-                                 all_high)
+        count += scan_splittable(space, lo, hi, cats, v0, v1, flags, any_high, all_high)
     return count
 
 

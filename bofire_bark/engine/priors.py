@@ -113,7 +113,7 @@ def _root_splittable(space, out):
         if space.kinds[j] == CATEGORICAL:
             for c in range(space.n_values[j]):
                 cats[j, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
-    scan_splittable(space, lo, hi, cats, -1, 0, space.var_col.shape[0], -1, out)
+    scan_splittable(space, lo, hi, cats, 0, space.var_col.shape[0], out)
 
 
 def root_splittable(space: Space) -> np.ndarray:
@@ -166,7 +166,7 @@ def _draw_by_rejection(state, space, sub, prior):
         v = np.searchsorted(prior.cum, uniform(state) * total, side="right")
         if v >= n:
             v = n - 1
-        if prior.w[v] > 0.0 and var_can_split(space, v, sub.lo, sub.hi, sub.cats, -1):
+        if prior.w[v] > 0.0 and var_can_split(space, v, sub.lo, sub.hi, sub.cats):
             return v
     return -1
 

@@ -190,12 +190,12 @@ def test_whether_a_descriptor_splits_a_node_matches_its_values():
     assert space.high[0].any() and not space.high[1].any() and not space.high[2].any()
     for _ in range(300):
         present = np.flatnonzero(rng.random(k) < rng.choice([0.03, 0.2, 0.9]))
-        words = np.zeros((2, 2), np.uint64)  # row 1 holds the node's categories
+        words = np.zeros((1, 2), np.uint64)  # the column's row: the node's categories
         for c in present:
-            words[1, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+            words[0, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
         for v in range(3):
             expected = len(np.unique(table[present, v])) >= 2
-            assert var_can_split(space, v, np.zeros(1), np.zeros(1), words, 1) == expected
+            assert var_can_split(space, v, np.zeros(1), np.zeros(1), words) == expected
 
 
 def test_whether_a_column_splits_a_node_matches_its_variables():
@@ -226,7 +226,7 @@ def test_whether_a_column_splits_a_node_matches_its_variables():
             cats[2, 0] = np.uint64(rng.integers(0, 64))
             lo, hi = np.zeros(3), np.array([rng.choice([0.0, 0.5]), 0, 0])
             for j in range(3):
-                expected = any(var_can_split(space, v, lo, hi, cats, -1)
+                expected = any(var_can_split(space, v, lo, hi, cats)
                                for v in range(space.var_start[j], space.var_start[j + 1]))
                 assert column_can_split(space, j, lo, hi, cats, j) == expected, (trial, j)
 
@@ -264,7 +264,7 @@ def test_splittable_flags_match_each_variable_across_shared_words():
                     cats[j, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
             flags = np.zeros(len(space.var_col), np.bool_)
             count = splittable_flags(space, Subspace(lo, hi, cats), flags)
-            expected = [var_can_split(space, v, lo, hi, cats, -1)
+            expected = [var_can_split(space, v, lo, hi, cats)
                         for v in range(len(space.var_col))]
             assert flags.tolist() == expected, trial
             assert count == sum(expected)
