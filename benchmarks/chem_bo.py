@@ -180,10 +180,12 @@ def strategy_of(problem: str, method: str, domain, seed: int, changes: dict | No
 
 
 def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Path,
-            changes: dict | None = None) -> None:
+            changes: dict | None = None, propose=None) -> None:
     """One BO run, resumed from the rows of ``runs.csv`` it already has (``changes``: see
     ``strategy_of``). ``best`` is the running maximum of ``y``, or the running minimum when
-    the problem says ``minimize = True``."""
+    the problem says ``minimize = True``. ``propose(strategy, problem, frame, seed, it)``, if
+    given, picks the point from the told strategy instead of its ``ask(1)`` (a study's own
+    rule)."""
     better = min if getattr(problem, "minimize", False) else max
     runs_csv = out / name / "runs.csv"
     runs_csv.parent.mkdir(parents=True, exist_ok=True)
@@ -210,7 +212,8 @@ def run_one(problem, name: str, method: str, seed: int, iterations: int, out: Pa
             frame = pd.DataFrame([{k: r[k] for k in problem.keys} for r in rows])
             frame[y_key] = [r["y"] for r in rows]
             strategy.tell(frame)
-            X = strategy.ask(1)[problem.keys].reset_index(drop=True)
+            X = (propose(strategy, problem, frame, seed, it) if propose else
+                 strategy.ask(1))[problem.keys].reset_index(drop=True)
         seconds = time.perf_counter() - start
         if problem.point_key(X.iloc[0]) in measured:
             raise RuntimeError(f"{name} {method} seed {seed}: proposed a measured point")

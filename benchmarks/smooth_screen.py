@@ -1,0 +1,254 @@
+"""Would a smooth share of the kernel win BO runs? Issue 35's kernel lever, screened in the loop.
+
+``mixture_trap --hybrid`` showed, on one posterior, that ``(1 - share) K_forest + share
+K_rbf(length)`` both fits the mixture's points better (summed log marginal likelihood) and
+makes the GP's optimum reachable at a GP-like kappa. This study asks the next question before
+the kernel is built into the engine and the search: does it find better points in BO?
+
+Each iteration tells BARK (defaults) every point measured and takes ``SAMPLES`` of its
+posterior samples (``strategy.posteriors()``); each sample's kernel becomes the hybrid above
+(an RBF on the continuous inputs scaled to [0, 1], both parts of scale 1, the sample's noise
+kept) and the candidate is the best of ``N_RANDOM`` random feasible points and ``N_LOCAL``
+perturbations of the best three measured ones under the integrated UCB of BARK's default
+(the mean over the samples of ``sign mu_s + 1.96 sd_s``, latent sd). Arms:
+
+- ``forest``: share 0 (BARK's kernel, this study's random search: the control);
+- ``smooth``: share and length chosen every iteration by the samples' summed log marginal
+  likelihood over ``SHARES`` x ``LENGTHS`` (share 0 among them).
+
+The trees were sampled under the forest alone, so this screens the kernel; it is not a fit of
+it. Paired by seed with each other, and with the chemistry suite's ``bark`` (the grid search)
+and ``sobo`` on the same initial points (the suite's seeds and designs).
+
+    PYTHONPATH=. python -m benchmarks.smooth_screen run [--problems mixture crosscoupling]
+        [--arms forest smooth] [--seeds 8] [--out results/smooth_screen]
+    PYTHONPATH=. python -m benchmarks.smooth_screen summary [--out results/smooth_screen]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks._common import REPO, markdown_table, publish
+
+DEFAULT_OUT = REPO / "results" / "smooth_screen"
+PROBLEMS = ("mixture", "crosscoupling")
+ARMS = ("forest", "smooth")
+SHARES = (0.0, 0.25, 0.5, 0.75)
+LENGTHS = (0.1, 0.2, 0.4, 0.8)
+SAMPLES = 32
+N_RANDOM = 3000
+N_LOCAL = 600
+KAPPA = 1.96
+
+
+def _scaled(domain, X: pd.DataFrame) -> np.ndarray:
+    """The continuous inputs of ``X`` scaled to [0, 1] by their bounds (the RBF's inputs)."""
+    from bofire.data_models.features.api import ContinuousInput
+
+    cols = [(f.key, *f.bounds) for f in domain.inputs.get(ContinuousInput)]
+    return np.column_stack([(X[k].to_numpy(float) - lo) / max(hi - lo, 1e-12)
+                            for k, lo, hi in cols])
+
+
+def _candidates(name: str, problem, domain, frame: pd.DataFrame, y_key: str, lower: bool,
+                rng) -> pd.DataFrame:
+    """Random feasible points and perturbations of the best three measured ones."""
+    keys = problem.keys
+    if name == "mixture":
+        best = frame.sort_values(y_key, ascending=lower).head(3)[keys].to_numpy(float)
+        from benchmarks.chem_suite import MAX_USED
+
+        d = len(keys)
+        rows = [np.eye(d)]
+        used = rng.choice(np.arange(1, MAX_USED + 1), size=N_RANDOM, p=[0.1, 0.3, 0.6])
+        R = np.zeros((N_RANDOM, d))
+        for i, k in enumerate(used):
+            idx = rng.choice(d, size=k, replace=False)
+            R[i, idx] = rng.dirichlet(np.ones(k))
+        rows.append(R)
+        for b in best:  # move within the point's ingredients, or swap a little in
+            L = np.repeat(b[None], N_LOCAL // 3, axis=0)
+            support = np.flatnonzero(b > 1e-6)
+            for i in range(len(L)):
+                if len(support) < MAX_USED and rng.random() < 0.5:
+                    extra = rng.choice(np.setdiff1d(np.arange(d), support))
+                    L[i, extra] = rng.uniform(0, 0.3)
+                idx = np.flatnonzero(L[i] > 0)
+                L[i, idx] *= np.exp(rng.normal(0, 0.2, len(idx)))
+                L[i] /= L[i].sum()
+            rows.append(L)
+        return pd.DataFrame(np.vstack(rows), columns=keys)
+    from bofire.data_models.features.api import CategoricalInput, ContinuousInput
+
+    cont = domain.inputs.get(ContinuousInput)
+    cats = domain.inputs.get(CategoricalInput)
+    out = {f.key: rng.uniform(*f.bounds, N_RANDOM) for f in cont}
+    out.update({f.key: rng.choice(f.categories, N_RANDOM) for f in cats})
+    local = frame.sort_values(y_key, ascending=lower).head(3)
+    parts = [pd.DataFrame(out)]
+    for _, r in local.iterrows():
+        n = N_LOCAL // 3
+        p = {f.key: np.clip(r[f.key] + rng.normal(0, 0.1, n) * (f.bounds[1] - f.bounds[0]),
+                            *f.bounds) for f in cont}
+        p.update({f.key: np.where(rng.random(n) < 0.2, rng.choice(f.categories, n),
+                                  r[f.key]) for f in cats})
+        parts.append(pd.DataFrame(p))
+    return pd.concat(parts, ignore_index=True)[keys]
+
+
+def hybrid_choice(strategy, frame: pd.DataFrame, cand: pd.DataFrame, lower: bool,
+                  shares=SHARES, lengths=LENGTHS) -> tuple[int, float, float]:
+    """Index of the candidate with the best integrated UCB under the hybrid kernel whose
+    (share, length) has the highest summed log marginal likelihood, and that pair."""
+    from bofire_bark.engine.forest import Forest, route_all
+
+    key = strategy.domain.outputs.get_keys()[0]
+    post = strategy.posteriors()[key]
+    space = strategy.surrogates[key].space
+    n = len(post.y)
+    Xq = space.encode(cand)
+    X = np.vstack([post.X, Xq])
+    Z = _scaled(strategy.domain, pd.concat([frame[cand.columns], cand], ignore_index=True))
+    sq = (Z**2).sum(axis=1)
+    d2 = np.maximum(sq[:, None] + sq[None, :n] - 2 * Z @ Z[:n].T, 0.0)  # (N + n_c, N)
+    picks = np.unique(np.linspace(0, post.n_samples - 1, SAMPLES).round().astype(int))
+    Kf, noise = [], post.samples["sigma2"][picks]
+    for s in picks:
+        f = Forest.of_sample(post.samples, s)
+        leaf = route_all(f.feat, f.thr, f.mask, f.left, f.right, post.kinds, X,
+                         np.empty((f.feat.shape[0], len(X)), dtype=np.int64))
+        K = np.zeros((len(X), n))
+        for t in range(len(leaf)):
+            K += leaf[t][:, None] == leaf[t][None, :n]
+        Kf.append(K / len(leaf))
+    Kf = np.array(Kf)
+    y = post.y
+
+    def fit(share, length):
+        Kx = (1 - share) * Kf + share * np.exp(-0.5 * d2 / length**2)[None]
+        log_ml, sols = 0.0, []
+        for i in range(len(Kx)):
+            L = np.linalg.cholesky(Kx[i, :n] + noise[i] * np.eye(n))
+            a = np.linalg.solve(L.T, np.linalg.solve(L, y))
+            log_ml += -0.5 * y @ a - np.log(np.diag(L)).sum()
+            sols.append((L, a))
+        return log_ml, Kx, sols
+
+    best = max(((fit(s, ln)[0], s, ln) for s in shares for ln in (
+        lengths if s > 0 else lengths[:1])), key=lambda t: t[0])
+    _, share, length = best
+    _, Kx, sols = fit(share, length)
+    sign = -1.0 if lower else 1.0
+    acq = np.zeros(len(cand))
+    for i, (L, a) in enumerate(sols):
+        kc = Kx[i, n:]
+        V = np.linalg.solve(L, kc.T)
+        var = np.maximum(1.0 - (V**2).sum(axis=0), 0.0)
+        acq += sign * (kc @ a) + KAPPA * np.sqrt(var)
+    return int(np.argmax(acq)), share, length
+
+
+def proposer(name: str, arm: str, folder: Path):
+    """``chem_bo.run_one``'s ``propose`` for ``arm``; each choice's (share, length) goes to
+    ``folder / "choices.csv"``."""
+    from benchmarks.max_phases import _append
+
+    shares = (0.0,) if arm == "forest" else SHARES
+
+    def propose(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
+        key = strategy.domain.outputs.get_keys()[0]
+        lower = bool(getattr(problem, "minimize", False))
+        rng = np.random.default_rng([seed, it])
+        cand = _candidates(name, problem, strategy.domain, frame, key, lower, rng)
+        i, share, length = hybrid_choice(strategy, frame, cand, lower, shares=shares)
+        _append(Path(folder) / "choices.csv", [{"iteration": it, "share": share,
+                                                 "length": length if share > 0 else np.nan}])
+        return cand.iloc[[i]].reset_index(drop=True)
+    return propose
+
+
+def run(out: Path = DEFAULT_OUT, problems=PROBLEMS, arms=ARMS, seeds: int = 8,
+        first: int = 0) -> None:
+    from benchmarks import chem_bo
+    from benchmarks.chem_suite import PROBLEMS as SUITE
+    from benchmarks.chem_suite import Mixture
+
+    for seed in range(first, first + seeds):
+        for name in problems:
+            for arm in arms:
+                problem = Mixture() if name == "mixture" else chem_bo.make_problem(name)
+                folder = Path(out) / "runs" / name / arm / f"seed{seed}"
+                chem_bo.run_one(problem, name, "bark", seed, SUITE[name].iterations, folder,
+                                propose=proposer(name, arm, folder))
+                print(name, arm, seed, "done", flush=True)
+
+
+def summary(out: Path = DEFAULT_OUT) -> str:
+    from scipy import stats
+
+    from benchmarks.chem_suite import DEFAULT_OUT as SUITE_OUT
+    from benchmarks.chem_suite import PROBLEMS as SUITE
+    from benchmarks.chem_suite import per_run
+
+    rows = []
+    for path in sorted(Path(out).glob("runs/*/*/seed*/*/runs.csv")):
+        r = pd.read_csv(path)
+        name, arm, seed = path.parts[-5], path.parts[-4], int(path.parts[-3][4:])
+        if r.iteration.max() < SUITE[name].iterations:
+            continue
+        rows.append({"problem": name, "method": arm, "seed": seed, "value": r.best.iloc[-1]})
+    runs = pd.DataFrame(rows)
+    suite = per_run(SUITE_OUT)
+    suite = suite[suite.method.isin(["bark", "sobo"]) & suite.problem.isin(runs.problem)]
+    runs = pd.concat([runs, suite[["problem", "method", "seed", "value"]]], ignore_index=True)
+    table = []
+    for name, g in runs.groupby("problem"):
+        lower = SUITE[name].lower_is_better
+        wide = g.pivot_table(index="seed", columns="method", values="value")
+        for arm in [a for a in (*ARMS, "bark", "sobo") if a in wide]:
+            line = {"problem": name, "method": arm, "seeds": int(wide[arm].notna().sum()),
+                    "median": round(float(wide[arm].median()), 4)}
+            for ref in ("forest", "sobo"):
+                if ref == arm or ref not in wide:
+                    continue
+                both = wide[[arm, ref]].dropna()
+                diff = (both[ref] - both[arm]) * (1 if lower else -1)
+                b, w = int((diff > 1e-9).sum()), int((diff < -1e-9).sum())
+                p = stats.binomtest(b, b + w).pvalue if b + w else 1.0
+                line[f"vs {ref} b/t/w"] = f"{b} / {len(both) - b - w} / {w}"
+                line[f"p vs {ref}"] = round(p, 3)
+            table.append(line)
+    text = ("# The smooth share screened in the loop (issue 35)\n\nGenerated by `PYTHONPATH=. "
+            "python -m benchmarks.smooth_screen summary` (the protocol: the module's "
+            "docstring). Final best per seed; paired by seed (better / tied / worse, two-sided "
+            "sign test); `bark` and `sobo` are the chemistry suite's runs of the same seeds.\n\n"
+            + markdown_table(pd.DataFrame(table)) + "\n")
+    publish(Path(out) / "summary.md", text)
+    return text
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    r.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=PROBLEMS)
+    r.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    r.add_argument("--seeds", type=int, default=8)
+    r.add_argument("--first-seed", type=int, default=0)
+    s = sub.add_parser("summary")
+    s.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        run(args.out, args.problems, args.arms, args.seeds, args.first_seed)
+    else:
+        print(summary(args.out))
+
+
+if __name__ == "__main__":
+    main()
