@@ -14,7 +14,9 @@ perturbations of the best three measured ones under the integrated UCB of BARK's
 
 - ``forest``: share 0 (BARK's kernel, this study's random search: the control);
 - ``smooth``: share and length chosen every iteration by the samples' summed log marginal
-  likelihood over ``SHARES`` x ``LENGTHS`` (share 0 among them).
+  likelihood over ``SHARES`` x ``LENGTHS`` (share 0 among them);
+- ``half``: share 0.5, the length chosen so. (The trees fit the data under the forest alone,
+  which favours share 0 in ``smooth``'s choice: this arm keeps the smooth part regardless.)
 
 The trees were sampled under the forest alone, so this screens the kernel; it is not a fit of
 it. Paired by seed with each other, and with the chemistry suite's ``bark`` (the grid search)
@@ -37,7 +39,7 @@ from benchmarks._common import REPO, markdown_table, publish
 
 DEFAULT_OUT = REPO / "results" / "smooth_screen"
 PROBLEMS = ("mixture", "crosscoupling")
-ARMS = ("forest", "smooth")
+ARMS = ("forest", "smooth", "half")
 SHARES = (0.0, 0.25, 0.5, 0.75)
 LENGTHS = (0.1, 0.2, 0.4, 0.8)
 SAMPLES = 32
@@ -158,7 +160,7 @@ def proposer(name: str, arm: str, folder: Path):
     ``folder / "choices.csv"``."""
     from benchmarks.max_phases import _append
 
-    shares = (0.0,) if arm == "forest" else SHARES
+    shares = {"forest": (0.0,), "half": (0.5,)}.get(arm, SHARES)
 
     def propose(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
         key = strategy.domain.outputs.get_keys()[0]
