@@ -106,55 +106,65 @@ def _candidates(name: str, problem, domain, frame: pd.DataFrame, y_key: str, low
     return pd.concat(parts, ignore_index=True)[keys]
 
 
+class Hybrid:
+    """``SAMPLES`` of a told strategy's posterior samples with the forest kernel among the
+    training points and to the candidates ``cand``, and the squared distances of the scaled
+    continuous inputs, from which ``fit`` makes the hybrid kernel of any (share, length)."""
+
+    def __init__(self, strategy, frame: pd.DataFrame, cand: pd.DataFrame):
+        from bofire_bark.engine.forest import Forest, route_all
+
+        key = strategy.domain.outputs.get_keys()[0]
+        post = strategy.posteriors()[key]
+        space = strategy.surrogates[key].space
+        n = len(post.y)
+        X = np.vstack([post.X, space.encode(cand)])
+        Z = _scaled(strategy.domain, pd.concat([frame[cand.columns], cand], ignore_index=True))
+        sq = (Z**2).sum(axis=1)
+        self.d2 = np.maximum(sq[:, None] + sq[None, :n] - 2 * Z @ Z[:n].T, 0.0)  # (N + n, N)
+        self.picks = np.unique(np.linspace(0, post.n_samples - 1, SAMPLES).round().astype(int))
+        self.noise = post.samples["sigma2"][self.picks]
+        Kf = []
+        for s in self.picks:
+            f = Forest.of_sample(post.samples, s)
+            leaf = route_all(f.feat, f.thr, f.mask, f.left, f.right, post.kinds, X,
+                             np.empty((f.feat.shape[0], len(X)), dtype=np.int64))
+            K = np.zeros((len(X), n))
+            for t in range(len(leaf)):
+                K += leaf[t][:, None] == leaf[t][None, :n]
+            Kf.append(K / len(leaf))
+        self.Kf, self.y, self.n, self.post = np.array(Kf), post.y, n, post
+
+    def fit(self, share: float, length: float):
+        """(summed log ML of the samples, per-sample means and latent variances (S, n) at the
+        candidates) under ``(1 - share) K_forest + share K_rbf(length)``."""
+        n, y = self.n, self.y
+        Kx = (1 - share) * self.Kf + share * np.exp(-0.5 * self.d2 / length**2)[None]
+        log_ml, means, variances = 0.0, [], []
+        for i in range(len(Kx)):
+            L = np.linalg.cholesky(Kx[i, :n] + self.noise[i] * np.eye(n))
+            a = np.linalg.solve(L.T, np.linalg.solve(L, y))
+            log_ml += -0.5 * y @ a - np.log(np.diag(L)).sum()
+            kc = Kx[i, n:]
+            V = np.linalg.solve(L, kc.T)
+            means.append(kc @ a)
+            variances.append(np.maximum(1.0 - (V**2).sum(axis=0), 0.0))
+        return log_ml, np.array(means), np.array(variances)
+
+
 def hybrid_choice(strategy, frame: pd.DataFrame, cand: pd.DataFrame, lower: bool,
                   shares=SHARES, lengths=LENGTHS) -> tuple[int, float, float]:
     """Index of the candidate with the best integrated UCB under the hybrid kernel whose
     (share, length) has the highest summed log marginal likelihood, and that pair."""
-    from bofire_bark.engine.forest import Forest, route_all
-
-    key = strategy.domain.outputs.get_keys()[0]
-    post = strategy.posteriors()[key]
-    space = strategy.surrogates[key].space
-    n = len(post.y)
-    Xq = space.encode(cand)
-    X = np.vstack([post.X, Xq])
-    Z = _scaled(strategy.domain, pd.concat([frame[cand.columns], cand], ignore_index=True))
-    sq = (Z**2).sum(axis=1)
-    d2 = np.maximum(sq[:, None] + sq[None, :n] - 2 * Z @ Z[:n].T, 0.0)  # (N + n_c, N)
-    picks = np.unique(np.linspace(0, post.n_samples - 1, SAMPLES).round().astype(int))
-    Kf, noise = [], post.samples["sigma2"][picks]
-    for s in picks:
-        f = Forest.of_sample(post.samples, s)
-        leaf = route_all(f.feat, f.thr, f.mask, f.left, f.right, post.kinds, X,
-                         np.empty((f.feat.shape[0], len(X)), dtype=np.int64))
-        K = np.zeros((len(X), n))
-        for t in range(len(leaf)):
-            K += leaf[t][:, None] == leaf[t][None, :n]
-        Kf.append(K / len(leaf))
-    Kf = np.array(Kf)
-    y = post.y
-
-    def fit(share, length):
-        Kx = (1 - share) * Kf + share * np.exp(-0.5 * d2 / length**2)[None]
-        log_ml, sols = 0.0, []
-        for i in range(len(Kx)):
-            L = np.linalg.cholesky(Kx[i, :n] + noise[i] * np.eye(n))
-            a = np.linalg.solve(L.T, np.linalg.solve(L, y))
-            log_ml += -0.5 * y @ a - np.log(np.diag(L)).sum()
-            sols.append((L, a))
-        return log_ml, Kx, sols
-
-    best = max(((fit(s, ln)[0], s, ln) for s in shares for ln in (
+    hybrid = Hybrid(strategy, frame, cand)
+    best = max(((hybrid.fit(s, ln)[0], s, ln) for s in shares for ln in (
         lengths if s > 0 else lengths[:1])), key=lambda t: t[0])
     _, share, length = best
-    _, Kx, sols = fit(share, length)
+    _, means, variances = hybrid.fit(share, length)
     sign = -1.0 if lower else 1.0
     acq = np.zeros(len(cand))
-    for i, (L, a) in enumerate(sols):
-        kc = Kx[i, n:]
-        V = np.linalg.solve(L, kc.T)
-        var = np.maximum(1.0 - (V**2).sum(axis=0), 0.0)
-        acq += sign * (kc @ a) + KAPPA * np.sqrt(var)
+    for mean, var in zip(means, variances, strict=True):
+        acq += sign * mean + KAPPA * np.sqrt(var)
     return int(np.argmax(acq)), share, length
 
 

@@ -1,0 +1,30 @@
+"""The smooth screen's kernel algebra against the library: with no smooth share, its dense
+forest-kernel GP must predict what BARK's leaf-space prediction does for the same samples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def test_share_zero_predicts_as_the_library():
+    from benchmarks.chem_bo import strategy_of
+    from benchmarks.chem_suite import Mixture
+    from benchmarks.smooth_screen import Hybrid, _candidates
+
+    problem = Mixture()
+    X = problem.initial(0)
+    frame = X.copy()
+    frame["cost"] = problem.evaluate(X)
+    strategy = strategy_of("mixture", "bark", problem.domain(), 0, {"surrogate_specs": {
+        "n_chains": 2, "n_samples": 4, "burn_in": 50, "thinning": 5}})
+    strategy.tell(frame)
+    cand = _candidates("mixture", problem, strategy.domain, frame, "cost", True,
+                       np.random.default_rng(0)).head(50)
+    hybrid = Hybrid(strategy, frame, cand)
+    _, means, variances = hybrid.fit(0.0, 0.3)
+    post = strategy.posteriors()["cost"]
+    m_lib, v_lib = post.predict_each(strategy.surrogates["cost"].space.encode(cand))
+    assert np.allclose(means, m_lib[hybrid.picks], atol=1e-8)
+    assert np.allclose(variances, v_lib[hybrid.picks], atol=1e-8)
+    _, means_s, _ = hybrid.fit(0.5, 0.3)
+    assert not np.allclose(means_s, means)  # the share changes the prediction
