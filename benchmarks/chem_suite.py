@@ -96,6 +96,8 @@ BARK_ARMS: dict[str, dict] = {
     # the paper's split prior (every input equally likely) instead of the sparse Dirichlet
     "bark_uniform": {"surrogate_specs": {"split_prior": "uniform"}},
 }
+# (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
+# share of the kernel; run from a checkout of that branch, read here like any other arm.)
 BASELINES = ("sobo", "random")
 METHODS = (*BARK_ARMS, *BASELINES)
 DEFAULT_METHODS = ("bark", "sobo", "random", "bark_lognormal", "bark_logei")
