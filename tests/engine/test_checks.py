@@ -95,3 +95,24 @@ def test_valid_edge_cases_still_work(posterior):
     assert np.isfinite(post.predict(X)["mean"]).all()
     assert fit(X.tolist(), list(y)).X.dtype == np.float64  # lists are fine
     assert posterior.predict(X[:0])["mean"].shape == (0,)  # no points to predict: no error
+
+
+@pytest.mark.parametrize("field", ["high", "cat_class", "two_bits", "tbits"])
+def test_a_space_with_a_wrong_derived_table_is_refused(field):
+    """check_space rebuilds the tables derived from the descriptor ranks and compares: one
+    bit or class changed by hand is refused before a kernel reads it."""
+    from bofire_bark.engine.checks import check_space
+    from bofire_bark.engine.forest import split_variables
+
+    rng = np.random.default_rng(0)
+    table = np.column_stack([rng.integers(0, 2, 70), rng.random(70)])
+    space = split_variables(np.array([2]), np.zeros(1), np.array([69.0]), np.array([70]),
+                            [(table, False)])
+    check_space(space)  # as built: accepted
+    bad = getattr(space, field).copy()
+    if bad.dtype == np.uint64:
+        bad.flat[0] ^= np.uint64(1)
+    else:
+        bad.flat[0] += 1
+    with pytest.raises(ValueError, match="inconsistent"):
+        check_space(space._replace(**{field: bad}))
