@@ -136,7 +136,7 @@ class Hybrid:
             for t in range(len(leaf)):
                 K += leaf[t][:, None] == leaf[t][None, :n]
             Kf.append(K / len(leaf))
-        self.Kf, self.y, self.n, self.post = np.array(Kf), post.y, n, post
+        self.Kf, self.y, self.n = np.array(Kf), post.y, n
 
     def fit(self, share: float, length: float):
         """(summed log ML of the samples, per-sample means and latent variances (S, n) at the
@@ -160,10 +160,9 @@ def hybrid_choice(strategy, frame: pd.DataFrame, cand: pd.DataFrame, lower: bool
     """Index of the candidate with the best integrated UCB under the hybrid kernel whose
     (share, length) has the highest summed log marginal likelihood, and that pair."""
     hybrid = Hybrid(strategy, frame, cand)
-    best = max(((hybrid.fit(s, ln)[0], s, ln) for s in shares for ln in (
-        lengths if s > 0 else lengths[:1])), key=lambda t: t[0])
-    _, share, length = best
-    _, means, variances = hybrid.fit(share, length)
+    fits = [(hybrid.fit(s, ln), s, ln) for s in shares for ln in (
+        lengths if s > 0 else lengths[:1])]
+    (_, means, variances), share, length = max(fits, key=lambda f: f[0][0])
     sign = -1.0 if lower else 1.0
     acq = np.zeros(len(cand))
     for mean, var in zip(means, variances, strict=True):
