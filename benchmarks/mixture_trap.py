@@ -90,21 +90,6 @@ def view(arm: str, seed: int, iterations: int) -> list[dict]:
     return out
 
 
-def forest_kernels(post, Xq: np.ndarray) -> np.ndarray:
-    """(S, N + n, N + n) forest kernels of the posterior samples over the training inputs
-    and the encoded points ``Xq``: the share of trees that put two points in one leaf."""
-    from bofire_bark.engine.forest import Forest, route_all
-
-    X = np.vstack([post.X, Xq])
-    out = []
-    for s in range(post.n_samples):
-        f = Forest.of_sample(post.samples, s)
-        leaf = route_all(f.feat, f.thr, f.mask, f.left, f.right, post.kinds, X,
-                         np.empty((f.feat.shape[0], len(X)), dtype=np.int64))
-        out.append((leaf[:, :, None] == leaf[:, None, :]).mean(axis=0))
-    return np.array(out)
-
-
 def hybrid(seed: int, iterations: int, shares=(0.0, 0.25, 0.5, 0.75),
            lengths=(0.1, 0.2, 0.4)) -> list[dict]:
     """The ``bark`` arm's posterior samples with a smooth kernel added (issue 35's next
@@ -115,29 +100,20 @@ def hybrid(seed: int, iterations: int, shares=(0.0, 0.25, 0.5, 0.75),
     ``bark`` candidate's. The trees were sampled under the forest alone, so this is a screen
     of what the kernel would do, not a fit of it. ``log ML``: the summed log marginal
     likelihood of the samples, which would choose share and length."""
+    from benchmarks.smooth_screen import Hybrid
+
     strategy, Q, frame, problem = refit("bark", seed, iterations)
     post = strategy.posteriors()["cost"]
-    Kf = forest_kernels(post, strategy.surrogates["cost"].space.encode(Q))
-    Z = np.vstack([frame[list(Q.columns)].to_numpy(float), Q.to_numpy(float)])
-    d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
-    n, y, r = len(post.y), post.y, post.samples["sigma2"]
+    kernels = Hybrid(strategy, frame, Q, samples=None)
+    n, S = len(post.y), len(kernels.picks)
     true = problem.evaluate(Q)
     names = ["candidate", *POINTS]
     out = []
     for share in shares:
         for length in lengths if share > 0 else lengths[:1]:
-            K = (1 - share) * Kf + share * np.exp(-0.5 * d2 / length**2)[None]
-            means, variances, log_ml = [], [], 0.0
-            for s in range(len(K)):
-                A = K[s, :n, :n] + r[s] * np.eye(n)
-                L = np.linalg.cholesky(A)
-                alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))
-                log_ml += -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * n * np.log(
-                    2 * np.pi)
-                V = np.linalg.solve(L, K[s, :n, n:])
-                means.append(K[s, n:, :n] @ alpha)
-                variances.append(np.diag(K[s, n:, n:]) - (V**2).sum(axis=0) + r[s])
-            means, variances = np.array(means), np.array(variances)
+            log_ml, means, latent = kernels.fit(share, length)
+            log_ml -= 0.5 * S * n * np.log(2 * np.pi)
+            variances = latent + kernels.noise[:, None]
             m = post.y_mean + post.y_std * means.mean(axis=0)
             sd = post.y_std * np.sqrt(variances.mean(axis=0) + means.var(axis=0))
             for i, name in enumerate(names):

@@ -110,11 +110,13 @@ def _candidates(name: str, problem, domain, frame: pd.DataFrame, y_key: str, low
 
 
 class Hybrid:
-    """``SAMPLES`` of a told strategy's posterior samples with the forest kernel among the
-    training points and to the candidates ``cand``, and the squared distances of the scaled
-    continuous inputs, from which ``fit`` makes the hybrid kernel of any (share, length)."""
+    """``samples`` of a told strategy's posterior samples (every one: None) with the forest
+    kernel among the training points and to the candidates ``cand``, and the squared distances
+    of the scaled continuous inputs, from which ``fit`` makes the hybrid kernel of any
+    (share, length)."""
 
-    def __init__(self, strategy, frame: pd.DataFrame, cand: pd.DataFrame):
+    def __init__(self, strategy, frame: pd.DataFrame, cand: pd.DataFrame,
+                 samples: int | None = SAMPLES):
         from bofire_bark.engine.forest import Forest, route_all
 
         key = strategy.domain.outputs.get_keys()[0]
@@ -125,7 +127,8 @@ class Hybrid:
         Z = _scaled(strategy.domain, pd.concat([frame[cand.columns], cand], ignore_index=True))
         sq = (Z**2).sum(axis=1)
         self.d2 = np.maximum(sq[:, None] + sq[None, :n] - 2 * Z @ Z[:n].T, 0.0)  # (N + n, N)
-        self.picks = np.unique(np.linspace(0, post.n_samples - 1, SAMPLES).round().astype(int))
+        count = post.n_samples if samples is None else samples
+        self.picks = np.unique(np.linspace(0, post.n_samples - 1, count).round().astype(int))
         self.noise = post.samples["sigma2"][self.picks]
         Kf = []
         for s in self.picks:
