@@ -18,6 +18,14 @@ perturbations of the best three measured ones under the integrated UCB of BARK's
 - ``half``: share 0.5, the length chosen so. (The trees fit the data under the forest alone,
   which favours share 0 in ``smooth``'s choice: this arm keeps the smooth part regardless.)
 
+Two more arms take BoFire's GP (``SoboStrategy``'s defaults, told the same points) through the
+same random search, to say which part of Sobo's lead on these problems the search, the rule and
+the model each hold:
+
+- ``gp_nei``: the GP under Sobo's own rule (qLogNEI, ``calc_acquisition``): Sobo with this
+  study's search instead of BoTorch's optimizer;
+- ``gp_ucb``: the GP under BARK's rule (``sign mu + 1.96 sd``, latent sd).
+
 The trees were sampled under the forest alone, so this screens the kernel; it is not a fit of
 it. Paired by seed with each other, and with the chemistry suite's ``bark`` (the grid search)
 and ``sobo`` on the same initial points (the suite's seeds and designs).
@@ -39,7 +47,8 @@ from benchmarks._common import REPO, markdown_table, publish
 
 DEFAULT_OUT = REPO / "results" / "smooth_screen"
 PROBLEMS = ("mixture", "crosscoupling")
-ARMS = ("forest", "smooth", "half")
+ARMS = ("forest", "smooth", "half", "gp_nei", "gp_ucb")
+GP_ARMS = ("gp_nei", "gp_ucb")
 # arms fitted with the smooth share in the MCMC, run from branch ``smooth-kernel`` (its engine
 # and this module's arms there): share 0.5 and length 0.3 held, or sampled from there (under
 # kappa 3 in bayes_k3)
@@ -180,6 +189,26 @@ def proposer(name: str, arm: str, folder: Path):
 
     shares = {"forest": (0.0,), "half": (0.5,)}.get(arm, SHARES)
 
+    def propose_gp(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
+        import torch
+
+        key = strategy.domain.outputs.get_keys()[0]
+        lower = bool(getattr(problem, "minimize", False))
+        cand = _candidates(name, problem, strategy.domain, frame, key, lower,
+                           np.random.default_rng([seed, it]))
+        if arm == "gp_nei":
+            acq = strategy.calc_acquisition(cand).ravel()
+        else:
+            X = strategy.domain.inputs.transform(cand, strategy.input_preprocessing_specs)
+            with torch.no_grad():
+                post = strategy.model.posterior(torch.from_numpy(X.to_numpy(float)))
+            mean, sd = post.mean.numpy().ravel(), np.sqrt(post.variance.numpy().ravel())
+            acq = (-mean if lower else mean) + KAPPA * sd
+        return cand.iloc[[int(np.argmax(acq))]].reset_index(drop=True)
+
+    if arm in GP_ARMS:
+        return propose_gp
+
     def propose(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
         key = strategy.domain.outputs.get_keys()[0]
         lower = bool(getattr(problem, "minimize", False))
@@ -203,7 +232,8 @@ def run(out: Path = DEFAULT_OUT, problems=PROBLEMS, arms=ARMS, seeds: int = 8,
             for arm in arms:
                 problem = Mixture() if name == "mixture" else chem_bo.make_problem(name)
                 folder = Path(out) / "runs" / name / arm / f"seed{seed}"
-                chem_bo.run_one(problem, name, "bark", seed, SUITE[name].iterations, folder,
+                method = "sobo" if arm in GP_ARMS else "bark"
+                chem_bo.run_one(problem, name, method, seed, SUITE[name].iterations, folder,
                                 propose=proposer(name, arm, folder))
                 print(name, arm, seed, "done", flush=True)
 

@@ -28,3 +28,24 @@ def test_share_zero_predicts_as_the_library():
     assert np.allclose(variances, v_lib[hybrid.picks], atol=1e-8)
     _, means_s, _ = hybrid.fit(0.5, 0.3)
     assert not np.allclose(means_s, means)  # the share changes the prediction
+
+
+def test_gp_ucb_arm_minimizes_the_gp_mean_at_kappa_zero(monkeypatch):
+    """The GP arm's rule on a minimized output: at kappa 0 its pick is the candidate with the
+    lowest mean of BoFire's own prediction (a sign or encoding slip picks another)."""
+    from benchmarks import smooth_screen
+    from benchmarks.chem_bo import strategy_of
+    from benchmarks.chem_suite import Mixture
+
+    problem = Mixture()
+    X = problem.initial(1)
+    frame = X.copy()
+    frame["cost"] = problem.evaluate(X)
+    strategy = strategy_of("mixture", "sobo", problem.domain(), 0)
+    strategy.tell(frame)
+    monkeypatch.setattr(smooth_screen, "KAPPA", 0.0)
+    pick = smooth_screen.proposer("mixture", "gp_ucb", None)(strategy, problem, frame, 1, 1)
+    cand = smooth_screen._candidates("mixture", problem, strategy.domain, frame, "cost", True,
+                                     np.random.default_rng([1, 1]))
+    mean = strategy.predict(cand)["cost_pred"].to_numpy()
+    assert np.allclose(pick.to_numpy(float), cand.iloc[[int(np.argmin(mean))]].to_numpy(float))
