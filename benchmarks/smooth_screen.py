@@ -24,7 +24,10 @@ the model each hold:
 
 - ``gp_nei``: the GP under Sobo's own rule (qLogNEI, ``calc_acquisition``): Sobo with this
   study's search instead of BoTorch's optimizer;
-- ``gp_ucb``: the GP under BARK's rule (``sign mu + 1.96 sd``, latent sd).
+- ``gp_ucb``: the GP under BARK's rule (``sign mu + 1.96 sd``, latent sd);
+- ``gpk``: ``smooth`` with the GP's fitted kernel (BoFire's defaults: its ARD lengths, fitted to
+  the same points each iteration) as the smooth part instead of the isotropic RBF, the share
+  chosen by the samples' summed log marginal likelihood.
 
 The trees were sampled under the forest alone, so this screens the kernel; it is not a fit of
 it. Paired by seed with each other, and with the chemistry suite's ``bark`` (the grid search)
@@ -47,7 +50,7 @@ from benchmarks._common import REPO, markdown_table, publish
 
 DEFAULT_OUT = REPO / "results" / "smooth_screen"
 PROBLEMS = ("mixture", "crosscoupling")
-ARMS = ("forest", "smooth", "half", "gp_nei", "gp_ucb")
+ARMS = ("forest", "smooth", "half", "gp_nei", "gp_ucb", "gpk")
 GP_ARMS = ("gp_nei", "gp_ucb")
 # arms fitted with the smooth share in the MCMC, run from branch ``smooth-kernel`` (its engine
 # and this module's arms there): share 0.5 and length 0.3 held, or sampled from there (under
@@ -149,12 +152,17 @@ class Hybrid:
                 K += leaf[t][:, None] == leaf[t][None, :n]
             Kf.append(K / len(leaf))
         self.Kf, self.y, self.n = np.array(Kf), post.y, n
+        # a smooth correlation (N + n, N) given from outside (``gp_correlation``), used when
+        # ``fit`` gets no length
+        self.smooth: np.ndarray | None = None
 
-    def fit(self, share: float, length: float):
+    def fit(self, share: float, length: float | None):
         """(summed log ML of the samples, per-sample means and latent variances (S, n) at the
-        candidates) under ``(1 - share) K_forest + share K_rbf(length)``."""
+        candidates) under ``(1 - share) K_forest + share K_rbf(length)`` (``self.smooth``
+        instead of the RBF when ``length`` is None)."""
         n, y = self.n, self.y
-        Kx = (1 - share) * self.Kf + share * np.exp(-0.5 * self.d2 / length**2)[None]
+        smooth = self.smooth if length is None else np.exp(-0.5 * self.d2 / length**2)
+        Kx = (1 - share) * self.Kf + share * smooth[None]
         log_ml, means, variances = 0.0, [], []
         for i in range(len(Kx)):
             L = np.linalg.cholesky(Kx[i, :n] + self.noise[i] * np.eye(n))
@@ -167,11 +175,32 @@ class Hybrid:
         return log_ml, np.array(means), np.array(variances)
 
 
+def gp_correlation(gp, frame: pd.DataFrame, cand: pd.DataFrame) -> np.ndarray:
+    """(N + n, N) correlation of a told BoFire GP strategy's fitted kernel (its ARD lengths,
+    without an output scale) between the rows of ``frame`` then ``cand`` and those of
+    ``frame``."""
+    import torch
+
+    rows = pd.concat([frame[cand.columns], cand], ignore_index=True)
+    T = gp.domain.inputs.transform(rows, gp.input_preprocessing_specs).to_numpy(float)
+    model = gp.model
+    kernel = getattr(model.covar_module, "base_kernel", model.covar_module)
+    with torch.no_grad():
+        Z = torch.from_numpy(T)
+        if getattr(model, "input_transform", None) is not None:
+            Z = model.input_transform(Z)
+        return kernel(Z, Z[:len(frame)]).to_dense().numpy()
+
+
 def hybrid_choice(strategy, frame: pd.DataFrame, cand: pd.DataFrame, lower: bool,
-                  shares=SHARES, lengths=LENGTHS) -> tuple[int, float, float]:
+                  shares=SHARES, lengths=LENGTHS,
+                  smooth: np.ndarray | None = None) -> tuple[int, float, float]:
     """Index of the candidate with the best integrated UCB under the hybrid kernel whose
-    (share, length) has the highest summed log marginal likelihood, and that pair."""
+    (share, length) has the highest summed log marginal likelihood, and that pair
+    (``smooth``: the correlation to use instead of the RBF; the length is then None)."""
     hybrid = Hybrid(strategy, frame, cand)
+    if smooth is not None:
+        hybrid.smooth, lengths = smooth, (None,)
     fits = [(hybrid.fit(s, ln), s, ln) for s in shares for ln in (
         lengths if s > 0 else lengths[:1])]
     (_, means, variances), share, length = max(fits, key=lambda f: f[0][0])
@@ -208,6 +237,24 @@ def proposer(name: str, arm: str, folder: Path):
 
     if arm in GP_ARMS:
         return propose_gp
+
+    def propose_gpk(strategy, problem, frame: pd.DataFrame, seed: int, it: int):
+        from benchmarks.chem_bo import strategy_of
+
+        key = strategy.domain.outputs.get_keys()[0]
+        lower = bool(getattr(problem, "minimize", False))
+        cand = _candidates(name, problem, strategy.domain, frame, key, lower,
+                           np.random.default_rng([seed, it]))
+        gp = strategy_of(name, "sobo", strategy.domain, seed + 1000 * it)
+        gp.tell(frame)
+        i, share, _ = hybrid_choice(strategy, frame, cand, lower,
+                                    smooth=gp_correlation(gp, frame, cand))
+        _append(Path(folder) / "choices.csv", [{"iteration": it, "share": share,
+                                                 "length": np.nan}])
+        return cand.iloc[[i]].reset_index(drop=True)
+
+    if arm == "gpk":
+        return propose_gpk
 
     def propose(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
         key = strategy.domain.outputs.get_keys()[0]

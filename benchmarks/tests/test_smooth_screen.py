@@ -49,3 +49,26 @@ def test_gp_ucb_arm_minimizes_the_gp_mean_at_kappa_zero(monkeypatch):
                                      np.random.default_rng([1, 1]))
     mean = strategy.predict(cand)["cost_pred"].to_numpy()
     assert np.allclose(pick.to_numpy(float), cand.iloc[[int(np.argmin(mean))]].to_numpy(float))
+
+
+def test_gp_correlation_rows_of_measured_points_repeat_the_training_block():
+    """A candidate equal to a measured point has that point's correlations (the candidates and
+    the measured rows go through the same encoding), and the training block is a correlation
+    matrix (unit diagonal, symmetric, positive definite)."""
+    from benchmarks.chem_bo import make_problem, strategy_of
+    from benchmarks.smooth_screen import gp_correlation
+
+    problem = make_problem("crosscoupling")
+    X = problem.initial(0)
+    frame = X.copy()
+    gp = strategy_of("crosscoupling", "sobo", problem.domain(set()), 0)
+    key = gp.domain.outputs.get_keys()[0]
+    frame[key] = problem.evaluate(X)
+    gp.tell(frame)
+    K = gp_correlation(gp, frame, X.iloc[[3, 0]].reset_index(drop=True))
+    n = len(frame)
+    assert K.shape == (n + 2, n)
+    assert np.allclose(K[n], K[3]) and np.allclose(K[n + 1], K[0])
+    assert np.allclose(np.diag(K[:n]), 1.0) and np.allclose(K[:n], K[:n].T)
+    assert np.linalg.eigvalsh(K[:n]).min() > -1e-9
+    assert K[:n][~np.eye(n, dtype=bool)].max() < 1.0  # distinct points, not all one
