@@ -71,6 +71,8 @@ def _scaled(domain, X: pd.DataFrame) -> np.ndarray:
     from bofire.data_models.features.api import ContinuousInput
 
     cols = [(f.key, *f.bounds) for f in domain.inputs.get(ContinuousInput)]
+    if not cols:
+        return np.zeros((len(X), 0))
     return np.column_stack([(X[k].to_numpy(float) - lo) / max(hi - lo, 1e-12)
                             for k, lo, hi in cols])
 
