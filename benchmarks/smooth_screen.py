@@ -27,7 +27,10 @@ the model each hold:
 - ``gp_ucb``: the GP under BARK's rule (``sign mu + 1.96 sd``, latent sd);
 - ``gpk``: ``smooth`` with the GP's fitted kernel (BoFire's defaults: its ARD lengths, fitted to
   the same points each iteration) as the smooth part instead of the isotropic RBF, the share
-  chosen by the samples' summed log marginal likelihood.
+  chosen by the samples' summed log marginal likelihood;
+- ``gpk_noise``: ``gpk`` with the GP's fitted noise variance in every sample instead of the
+  forest's (BARK's samples, fitted under the forest alone, carry the misfit of a smooth
+  response as noise).
 
 The trees were sampled under the forest alone, so this screens the kernel; it is not a fit of
 it. Paired by seed with each other, and with the chemistry suite's ``bark`` (the grid search)
@@ -50,7 +53,7 @@ from benchmarks._common import REPO, markdown_table, publish
 
 DEFAULT_OUT = REPO / "results" / "smooth_screen"
 PROBLEMS = ("mixture", "crosscoupling")
-ARMS = ("forest", "smooth", "half", "gp_nei", "gp_ucb", "gpk")
+ARMS = ("forest", "smooth", "half", "gp_nei", "gp_ucb", "gpk", "gpk_noise")
 GP_ARMS = ("gp_nei", "gp_ucb")
 # arms fitted with the smooth share in the MCMC, run from branch ``smooth-kernel`` (its engine
 # and this module's arms there): share 0.5 and length 0.3 held, or sampled from there (under
@@ -195,14 +198,17 @@ def gp_correlation(gp, frame: pd.DataFrame, cand: pd.DataFrame) -> np.ndarray:
 
 
 def hybrid_choice(strategy, frame: pd.DataFrame, cand: pd.DataFrame, lower: bool,
-                  shares=SHARES, lengths=LENGTHS,
-                  smooth: np.ndarray | None = None) -> tuple[int, float, float]:
+                  shares=SHARES, lengths=LENGTHS, smooth: np.ndarray | None = None,
+                  noise: float | None = None) -> tuple[int, float, float]:
     """Index of the candidate with the best integrated UCB under the hybrid kernel whose
     (share, length) has the highest summed log marginal likelihood, and that pair
-    (``smooth``: the correlation to use instead of the RBF; the length is then None)."""
+    (``smooth``: the correlation to use instead of the RBF, the length then None; ``noise``:
+    one noise variance for every sample instead of each sample's own)."""
     hybrid = Hybrid(strategy, frame, cand)
     if smooth is not None:
         hybrid.smooth, lengths = smooth, (None,)
+    if noise is not None:
+        hybrid.noise = np.full_like(hybrid.noise, noise)
     fits = [(hybrid.fit(s, ln), s, ln) for s in shares for ln in (
         lengths if s > 0 else lengths[:1])]
     (_, means, variances), share, length = max(fits, key=lambda f: f[0][0])
@@ -249,13 +255,16 @@ def proposer(name: str, arm: str, folder: Path):
                            np.random.default_rng([seed, it]))
         gp = strategy_of(name, "sobo", strategy.domain, seed + 1000 * it)
         gp.tell(frame)
-        i, share, _ = hybrid_choice(strategy, frame, cand, lower,
+        # gpk_noise: the GP's noise variance (of its standardized output) for every sample
+        noise = (float(gp.model.likelihood.noise.detach().reshape(-1)[0])
+                 if arm == "gpk_noise" else None)
+        i, share, _ = hybrid_choice(strategy, frame, cand, lower, noise=noise,
                                     smooth=gp_correlation(gp, frame, cand))
         _append(Path(folder) / "choices.csv", [{"iteration": it, "share": share,
                                                  "length": np.nan}])
         return cand.iloc[[i]].reset_index(drop=True)
 
-    if arm == "gpk":
+    if arm in ("gpk", "gpk_noise"):
         return propose_gpk
 
     def propose(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
