@@ -347,6 +347,46 @@ def summary(out: Path = DEFAULT_OUT) -> str:
     return text
 
 
+def fits(seed: int = 2, iterations: int = 10, arms=("forest", "gp")) -> str:
+    """The noise and lengths each model fits on the mixture's points of the suite's ``bark``
+    run ``seed`` after ``iterations`` (its trap): BARK's noise variance (median over the
+    samples, standardized output), the GP's noise variance and ARD lengths (BoFire's
+    defaults), and for an arm fitted with the smooth share (on branch ``smooth-kernel``)
+    its share, length and, with ARD, lengths (medians over the samples)."""
+    from benchmarks.chem_bo import strategy_of
+    from benchmarks.chem_suite import DEFAULT_OUT as SUITE_OUT
+    from benchmarks.chem_suite import INGREDIENTS, Mixture
+
+    rows = pd.read_csv(Path(SUITE_OUT) / f"runs/mixture/bark/seed{seed}/mixture/runs.csv")
+    rows = rows[rows.iteration <= iterations]
+    frame = rows[list(INGREDIENTS)].copy()
+    frame["cost"] = rows["y"].to_numpy()
+    lines = [f"mixture, suite's bark seed {seed}, first {iterations} iterations "
+             f"({len(frame)} points):"]
+    for arm in arms:
+        if arm == "gp":
+            gp = strategy_of("mixture", "sobo", Mixture().domain(), seed)
+            gp.tell(frame)
+            lengths = gp.model.covar_module.lengthscale.detach().numpy().ravel()
+            noise = float(gp.model.likelihood.noise.detach().reshape(-1)[0])
+            lines.append(f"- gp: noise variance {noise:.4f}, lengths "
+                         + ", ".join(f"{v:.2f}" for v in lengths))
+            continue
+        changes = FITTED.get(arm) if isinstance(FITTED, dict) else None
+        strategy = strategy_of("mixture", "bark", Mixture().domain(), seed, changes)
+        strategy.tell(frame)
+        samples = strategy.posteriors()["cost"].samples
+        line = f"- {arm}: noise variance {np.median(samples['sigma2']):.4f}"
+        for key in ("smooth_share", "smooth_length"):
+            if key in samples:
+                line += f", {key} {np.median(samples[key]):.2f}"
+        if "smooth_scales" in samples:
+            line += ", lengths " + ", ".join(
+                f"{v:.2f}" for v in np.median(samples["smooth_scales"], axis=0))
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -358,9 +398,15 @@ def main(argv=None) -> None:
     r.add_argument("--first-seed", type=int, default=0)
     s = sub.add_parser("summary")
     s.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    f = sub.add_parser("fits", help=fits.__doc__.splitlines()[0])
+    f.add_argument("--seed", type=int, default=2)
+    f.add_argument("--iterations", type=int, default=10)
+    f.add_argument("--arms", nargs="+", default=["forest", "gp"])
     args = parser.parse_args(argv)
     if args.command == "run":
         run(args.out, args.problems, args.arms, args.seeds, args.first_seed)
+    elif args.command == "fits":
+        print(fits(args.seed, args.iterations, args.arms))
     else:
         print(summary(args.out))
 
