@@ -18,7 +18,7 @@ perturbations of the best three measured ones under the integrated UCB of BARK's
 - ``half``: share 0.5, the length chosen so. (The trees fit the data under the forest alone,
   which favours share 0 in ``smooth``'s choice: this arm keeps the smooth part regardless.)
 
-Two more arms take BoFire's GP (``SoboStrategy``'s defaults, told the same points) through the
+Four more arms take BoFire's GP (``SoboStrategy``'s defaults, told the same points) through the
 same random search, to say which part of Sobo's lead on these problems the search, the rule and
 the model each hold:
 
@@ -219,6 +219,14 @@ def hybrid_choice(strategy, frame: pd.DataFrame, cand: pd.DataFrame, lower: bool
     return int(np.argmax(acq)), share, length
 
 
+def _setup(name: str, strategy, problem, frame: pd.DataFrame, seed: int, it: int):
+    """(whether the output is minimized, this iteration's candidates) of a propose call."""
+    key = strategy.domain.outputs.get_keys()[0]
+    lower = bool(getattr(problem, "minimize", False))
+    return lower, _candidates(name, problem, strategy.domain, frame, key, lower,
+                              np.random.default_rng([seed, it]))
+
+
 def proposer(name: str, arm: str, folder: Path):
     """``chem_bo.run_one``'s ``propose`` for ``arm``; each choice's (share, length) goes to
     ``folder / "choices.csv"``."""
@@ -229,10 +237,7 @@ def proposer(name: str, arm: str, folder: Path):
     def propose_gp(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
         import torch
 
-        key = strategy.domain.outputs.get_keys()[0]
-        lower = bool(getattr(problem, "minimize", False))
-        cand = _candidates(name, problem, strategy.domain, frame, key, lower,
-                           np.random.default_rng([seed, it]))
+        lower, cand = _setup(name, strategy, problem, frame, seed, it)
         if arm == "gp_nei":
             acq = strategy.calc_acquisition(cand).ravel()
         else:
@@ -249,10 +254,7 @@ def proposer(name: str, arm: str, folder: Path):
     def propose_gpk(strategy, problem, frame: pd.DataFrame, seed: int, it: int):
         from benchmarks.chem_bo import strategy_of
 
-        key = strategy.domain.outputs.get_keys()[0]
-        lower = bool(getattr(problem, "minimize", False))
-        cand = _candidates(name, problem, strategy.domain, frame, key, lower,
-                           np.random.default_rng([seed, it]))
+        lower, cand = _setup(name, strategy, problem, frame, seed, it)
         gp = strategy_of(name, "sobo", strategy.domain, seed + 1000 * it)
         gp.tell(frame)
         # gpk_noise: the GP's noise variance (of its standardized output) for every sample
@@ -268,10 +270,7 @@ def proposer(name: str, arm: str, folder: Path):
         return propose_gpk
 
     def propose(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
-        key = strategy.domain.outputs.get_keys()[0]
-        lower = bool(getattr(problem, "minimize", False))
-        rng = np.random.default_rng([seed, it])
-        cand = _candidates(name, problem, strategy.domain, frame, key, lower, rng)
+        lower, cand = _setup(name, strategy, problem, frame, seed, it)
         i, share, length = hybrid_choice(strategy, frame, cand, lower, shares=shares)
         _append(Path(folder) / "choices.csv", [{"iteration": it, "share": share,
                                                  "length": length if share > 0 else np.nan}])
@@ -364,6 +363,9 @@ def fits(seed: int = 2, iterations: int = 10, arms=("forest", "gp")) -> str:
     lines = [f"mixture, suite's bark seed {seed}, first {iterations} iterations "
              f"({len(frame)} points):"]
     for arm in arms:
+        if arm not in ("forest", "gp") and not (isinstance(FITTED, dict) and arm in FITTED):
+            raise SystemExit(f"fits: {arm!r} is not 'forest', 'gp' or a fitted arm here (the "
+                             "fitted arms run from branch smooth-kernel)")
         if arm == "gp":
             gp = strategy_of("mixture", "sobo", Mixture().domain(), seed)
             gp.tell(frame)
