@@ -8,7 +8,7 @@ and each ranks the 372 unmeasured compounds; the rank of the best compound (1: i
 the next pick) under the mean and under the UCB (kappa 1.96) is recorded for
 
 - ``gp``: BoFire's ``SoboStrategy`` GP (its defaults: an ARD RBF on the normalized
-  descriptors), its own prediction;
+  descriptors), its own prediction (``predict``: the sd includes its small fitted noise);
 - ``share a``: BARK's posterior samples (defaults) with each sample's kernel made
   ``(1 - a) K_forest + a K_gp`` (``K_gp``: the GP's fitted correlation, the sample's noise
   kept; ``smooth_screen.Hybrid``), mean and UCB averaged over the samples as BARK's rule;
