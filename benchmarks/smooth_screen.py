@@ -369,7 +369,8 @@ def fits(seed: int = 2, iterations: int = 10, arms=("forest", "gp")) -> str:
         if arm == "gp":
             gp = strategy_of("mixture", "sobo", Mixture().domain(), seed)
             gp.tell(frame)
-            lengths = gp.model.covar_module.lengthscale.detach().numpy().ravel()
+            kernel = getattr(gp.model.covar_module, "base_kernel", gp.model.covar_module)
+            lengths = kernel.lengthscale.detach().numpy().ravel()
             noise = float(gp.model.likelihood.noise.detach().reshape(-1)[0])
             lines.append(f"- gp: noise variance {noise:.4f}, lengths "
                          + ", ".join(f"{v:.2f}" for v in lengths))
