@@ -23,6 +23,7 @@ from bofire_bark.engine.priors import (
 )
 from bofire_bark.engine.rng import seed_states
 from bofire_bark.engine.sampler import Chain, MCMCSettings, run_chains, stack_samples
+from bofire_bark.engine.smooth import SmoothKernel
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Posterior:
         traces: (n_chains, sweeps, 4 + 2 V) per-sweep record of the sampling phase (columns
             ``TRACE_SCALARS``, then split probabilities, then shares of splits per split
             variable; see ``sampler.trace_width``), None for prior draws.
+        smooth: the ``engine.smooth.SmoothKernel`` when the kernel has a smooth share (then
+            ``samples["smooth_share"]`` (S,) holds each sample's share), else None.
     """
 
     samples: dict[str, np.ndarray]
@@ -53,6 +56,7 @@ class Posterior:
     chains: list[Chain] = field(default_factory=list, repr=False)
     traces: np.ndarray | None = field(default=None, repr=False)
     space: Space | None = field(default=None, repr=False)
+    smooth: SmoothKernel | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.space is None:
@@ -66,14 +70,14 @@ class Posterior:
         """Per-sample mean and latent variance (S, n), standardized units."""
         Xnew = check_X(Xnew, (self.kinds, self.lower, self.upper, self.n_values), "Xnew",
                        allow_empty=True)
-        return predict_samples(self.samples, self.kinds, self.X, self.y, Xnew)
+        return predict_samples(self.samples, self.kinds, self.X, self.y, Xnew, self.smooth)
 
     def systems(self, X_pending: np.ndarray | None = None) -> SampleSystems:
         """Per-sample leaf systems, optionally conditioned on pending points (believer)."""
         if X_pending is not None:
             X_pending = check_X(X_pending, (self.kinds, self.lower, self.upper, self.n_values),
                                 "X_pending", allow_empty=True)
-        return SampleSystems(self.samples, self.kinds, self.X, self.y, X_pending)
+        return SampleSystems(self.samples, self.kinds, self.X, self.y, X_pending, self.smooth)
 
     def predict(self, Xnew: np.ndarray) -> dict[str, np.ndarray]:
         """Mixture prediction over samples in the user's units.

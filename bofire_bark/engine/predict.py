@@ -88,10 +88,14 @@ def predict_sample(forest, kinds, X, y, sigma2, Xnew):
 
 
 def predict_samples(samples: dict[str, np.ndarray], kinds: np.ndarray, X: np.ndarray,
-                    y: np.ndarray, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Means and latent variances of every sample, (S, n) each, standardized units."""
+                    y: np.ndarray, Xnew: np.ndarray, smooth=None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Means and latent variances of every sample, (S, n) each, standardized units
+    (``smooth``: the ``engine.smooth.SmoothKernel`` of samples with a smooth share)."""
     S = len(samples["sigma2"])
     Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
+    if smooth is not None:
+        return SampleSystems(samples, kinds, X, y, smooth=smooth).predict_each(Xnew)
     means = np.empty((S, len(Xnew)))
     variances = np.empty((S, len(Xnew)))
     with single_threaded_blas():
@@ -165,12 +169,24 @@ class SampleSystems:
     """
 
     def __init__(self, samples: dict[str, np.ndarray], kinds: np.ndarray, X: np.ndarray,
-                 y: np.ndarray, X_pending: np.ndarray | None = None):
+                 y: np.ndarray, X_pending: np.ndarray | None = None, smooth=None):
         self.samples = samples
         self.kinds = kinds
+        self.smooth = smooth  # an ``engine.smooth.SmoothKernel`` when samples have a share
         self._forests = [Forest.of_sample(samples, s) for s in range(len(samples["sigma2"]))]
         d = X.shape[1]
         Xp = np.zeros((0, d)) if X_pending is None else np.ascontiguousarray(X_pending, float)
+        if smooth is not None:
+            # N-space systems (``engine.smooth.SmoothSystem``): no leaf form holds the share
+            from bofire_bark.engine.smooth import smooth_system
+
+            share = samples["smooth_share"]
+            with single_threaded_blas():
+                self.systems = [
+                    smooth_system(f, kinds, smooth, X, y, float(samples["sigma2"][s]),
+                                  float(share[s]), Xp)
+                    for s, f in enumerate(self._forests)]
+            return
         with single_threaded_blas():
             self.systems = [
                 leaf_system_pending(f, kinds, X, y, float(samples["sigma2"][s]), Xp)
@@ -183,6 +199,10 @@ class SampleSystems:
         S = len(self.systems)
         means = np.empty((S, len(Xnew)))
         variances = np.empty((S, len(Xnew)))
+        if self.smooth is not None:
+            for s, (f, system) in enumerate(zip(self._forests, self.systems, strict=True)):
+                means[s], variances[s] = system.predict(f, self.kinds, self.smooth, Xnew)
+            return means, variances
         sigma2 = self.samples["sigma2"]
         for s, (f, (lcol, Ginv, beta, _)) in enumerate(zip(self._forests, self.systems,
                                                          strict=True)):

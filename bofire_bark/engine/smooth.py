@@ -1,0 +1,173 @@
+"""A smooth share of BARK's kernel (issue 35): a forest where the data say so, a smooth GP where
+they say that instead.
+
+Kernel on standardized outputs, per posterior sample with share ``s`` in (0, 1):
+
+    k(x, x') = (1 - s) k_forest(x, x') + s k_rbf(u(x), u(x')),
+    K = (1 - s) A / m + s E + sigma^2 I,
+
+with ``A`` the shared-leaf counts of the ``m`` trees, ``E[n, n'] = k_rbf(u_n, u_n')``, and
+``k_rbf(u, u') = exp(-sum_j (u_j - u'_j)^2 / (2 l_j^2))`` over the *smooth coordinates* ``u``:
+the continuous inputs scaled to [0, 1] and rounded to the centre of one of ``n_bins`` equal
+bins. Both parts have prior variance 1, so k(x, x) = 1 as in BARK. The share is sampled with
+the trees and the noise (``likelihood``/``proposals``: a random-walk step on logit s under a
+Beta prior); the lengths ``l_j`` are fixed for a fit (the surrogate chooses them).
+
+Why bins: every tree is constant on the cells of the grid of split thresholds, which is what
+makes the grid search exact on a cell (``optimize.grid``). Rounding the smooth coordinates to
+bins whose edges join the grid's thresholds keeps the whole kernel constant on each cell, so
+a decided box is still scored exactly; with 32 bins a bin is 1/32 of the range, well below
+the lengths a smooth response needs (the mixture's shortest fitted length was 0.17).
+
+A bin is the number of its edges strictly below x (``np.searchsorted(edges, x, "left")``): a
+point on an edge belongs to the bin on its left, as a point on a threshold goes left in a
+tree (``x <= t``).
+
+Prediction at x (``SmoothSystem``): with k_n(x) = (1 - s) c_n(x) / m + s k_rbf(u(x), u_n),
+c_n(x) the number of trees where x shares X_n's leaf, mean = k^T K^-1 y and latent variance
+1 - k^T K^-1 k. Pending points join the data with the sample's own mean as their value
+(kriging believer, as ``predict.leaf_system_pending``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bofire_bark.engine.forest import Forest, route_all
+
+DEFAULT_BINS = 32
+
+
+@dataclass(frozen=True)
+class SmoothKernel:
+    """The smooth part's fixed settings for one fit.
+
+    Attributes:
+        cols: (Ds,) int64 encoded columns of the smooth coordinates (continuous inputs).
+        lower, upper: (Ds,) their bounds (the range scaled to [0, 1]).
+        lengths: (Ds,) RBF length of each, in units of the scaled range.
+        n_bins: bins per coordinate.
+    """
+
+    cols: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    lengths: np.ndarray
+    n_bins: int = DEFAULT_BINS
+
+    def __post_init__(self) -> None:
+        for name in ("cols", "lower", "upper", "lengths"):
+            dtype = np.int64 if name == "cols" else np.float64
+            object.__setattr__(self, name, np.ascontiguousarray(getattr(self, name), dtype))
+        d = len(self.cols)
+        if not d or any(len(getattr(self, k)) != d for k in ("lower", "upper", "lengths")):
+            raise ValueError("SmoothKernel: cols, lower, upper and lengths need one entry per "
+                             "smooth coordinate (at least one)")
+        if not np.all(self.upper > self.lower):
+            raise ValueError("SmoothKernel: each smooth coordinate needs upper > lower")
+        if not np.all(np.isfinite(self.lengths) & (self.lengths > 0)):
+            raise ValueError(f"SmoothKernel: lengths must be finite and > 0, got "
+                             f"{self.lengths.tolist()}")
+        if int(self.n_bins) < 2:
+            raise ValueError(f"SmoothKernel: n_bins must be >= 2, got {self.n_bins}")
+
+    def edges(self, j: int) -> np.ndarray:
+        """The n_bins - 1 interior bin edges of smooth coordinate ``j``, in the input's units
+        (what the grid search adds to the feature's thresholds)."""
+        b = int(self.n_bins)
+        return self.lower[j] + (self.upper[j] - self.lower[j]) * np.arange(1, b) / b
+
+    def bins(self, X: np.ndarray) -> np.ndarray:
+        """(n, Ds) int64 bin of each smooth coordinate of the encoded rows ``X`` (n, D)."""
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        out = np.empty((len(X), len(self.cols)), dtype=np.int64)
+        for j, col in enumerate(self.cols):
+            out[:, j] = np.searchsorted(self.edges(j), X[:, col], side="left")
+        return out
+
+    def coords(self, X: np.ndarray) -> np.ndarray:
+        """(n, Ds) the smooth coordinates u of ``X``: bin centres on [0, 1]."""
+        return (self.bins(X) + 0.5) / int(self.n_bins)
+
+    def gram(self, U1: np.ndarray, U2: np.ndarray) -> np.ndarray:
+        """k_rbf between smooth coordinates (n1, Ds) and (n2, Ds): (n1, n2)."""
+        d2 = (((U1[:, None, :] - U2[None, :, :]) / self.lengths) ** 2).sum(axis=-1)
+        return np.exp(-0.5 * d2)
+
+
+def shared_counts(leaf_a: np.ndarray, leaf_b: np.ndarray) -> np.ndarray:
+    """(na, nb): in how many trees row a's leaf (``leaf_a`` (m, na)) is row b's (``leaf_b``)."""
+    return (leaf_a[:, :, None] == leaf_b[:, None, :]).sum(axis=0).astype(np.float64)
+
+
+def kernel_matrix(share: float, counts: np.ndarray, E: np.ndarray, m: int) -> np.ndarray:
+    """(1 - s) A / m + s E (no noise)."""
+    return (1.0 - share) * counts / m + share * E
+
+
+@dataclass(frozen=True)
+class SmoothSystem:
+    """N-space GP of one sample with a smooth share, over its N training (then pending)
+    points: ``leaf_of`` (m, N) their leaves, ``U`` (N, Ds) their smooth coordinates,
+    ``Kinv`` (N, N), ``alpha`` = K^-1 y (N,), ``share``, ``sigma2``."""
+
+    leaf_of: np.ndarray
+    U: np.ndarray
+    Kinv: np.ndarray
+    alpha: np.ndarray
+    share: float
+    sigma2: float
+
+    def cross(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
+              Xnew: np.ndarray) -> np.ndarray:
+        """k(x, X_n) for the rows of ``Xnew``: (n, N)."""
+        m = forest.feat.shape[0]
+        leaf_new = np.empty((m, len(Xnew)), dtype=np.int64)
+        route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, Xnew,
+                  leaf_new)
+        return kernel_matrix(self.share, shared_counts(leaf_new, self.leaf_of),
+                             kernel.gram(kernel.coords(Xnew), self.U), m)
+
+    def predict(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
+                Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, latent variance) at ``Xnew`` (n, D), standardized units."""
+        k = self.cross(forest, kinds, kernel, Xnew)
+        var = 1.0 - np.einsum("ij,jk,ik->i", k, self.Kinv, k)
+        return k @ self.alpha, np.clip(var, 0.0, 1.0)
+
+
+def smooth_system(forest: Forest, kinds: np.ndarray, kernel: SmoothKernel, X: np.ndarray,
+                  y: np.ndarray, sigma2: float, share: float,
+                  X_pending: np.ndarray | None = None) -> SmoothSystem:
+    """The ``SmoothSystem`` of one sample, conditioned on ``X_pending`` (kriging believer)."""
+    m = forest.feat.shape[0]
+    leaf_of = np.empty((m, len(X)), dtype=np.int64)
+    route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, X,
+              leaf_of)
+    U = kernel.coords(X)
+    system = _solve(leaf_of, U, y, kernel, m, sigma2, share)
+    if X_pending is None or len(X_pending) == 0:
+        return system
+    yp, _ = system.predict(forest, kinds, kernel, X_pending)
+    leaf_p = np.empty((m, len(X_pending)), dtype=np.int64)
+    route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds,
+              X_pending, leaf_p)
+    return _solve(np.concatenate((leaf_of, leaf_p), axis=1),
+                  np.concatenate((U, kernel.coords(X_pending))), np.concatenate((y, yp)),
+                  kernel, m, sigma2, share)
+
+
+def _solve(leaf_of, U, y, kernel, m, sigma2, share) -> SmoothSystem:
+    K = kernel_matrix(share, shared_counts(leaf_of, leaf_of), kernel.gram(U, U), m)
+    K[np.diag_indices_from(K)] += sigma2
+    L = np.linalg.cholesky(K)
+    Linv = np.linalg.solve(L, np.eye(len(K)))
+    Kinv = Linv.T @ Linv
+    Kinv = 0.5 * (Kinv + Kinv.T)
+    return SmoothSystem(leaf_of, U, Kinv, Kinv @ y, float(share), float(sigma2))
+
+
+__all__ = ["DEFAULT_BINS", "SmoothKernel", "SmoothSystem", "kernel_matrix", "shared_counts",
+           "smooth_system"]
