@@ -14,7 +14,9 @@ from bofire_bark import diagnostics
 from bofire_bark.data_models.surrogate import BARKSettings
 from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
 from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior, store
+from bofire_bark.engine.smooth import SmoothKernel
 from bofire_bark.jit import compiling
+from bofire_bark.kinds import CONTINUOUS
 from bofire_bark.space import SplitSpace
 
 logger = logging.getLogger(__name__)
@@ -30,6 +32,34 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
         likelihood=settings.likelihood, split_prior=settings.split_prior,
         label_swap_every=settings.label_swap_every,
     )
+
+
+def smooth_kernel(engine_space, X: np.ndarray, y: np.ndarray, n_bins: int) -> SmoothKernel:
+    """The smooth share's kernel for a fit on encoded ``X``, outputs ``y``: every continuous
+    input that can vary, one RBF length each, the maximum a posteriori lengths of BoTorch's
+    ``SingleTaskGP`` with its defaults (an RBF kernel with the dimension-scaled log-normal
+    length prior of Hvarfner et al. 2024 and a log-normal noise prior, BoFire's GP defaults
+    too) on the binned coordinates; with fewer than 3 points the prior's median lengths."""
+    kinds, lower, upper = (np.asarray(a) for a in engine_space[:3])
+    cols = np.flatnonzero((kinds == CONTINUOUS) & (upper > lower))
+    d = len(cols)
+    prior_median = np.full(d, np.exp(np.sqrt(2.0) + 0.5 * np.log(d)))
+    kernel = SmoothKernel(cols, lower[cols], upper[cols], prior_median, n_bins)
+    if len(y) < 3 or not np.ptp(y) > 0:
+        return kernel
+    import torch
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    U = torch.as_tensor(kernel.coords(X), dtype=torch.float64)
+    Y = torch.tensor(np.array(y, dtype=np.float64)[:, None])
+    gp = SingleTaskGP(U, Y)
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+    lengths = gp.covar_module.lengthscale.detach().numpy().reshape(-1)
+    if not (len(lengths) == d and np.all(np.isfinite(lengths)) and np.all(lengths > 0)):
+        return kernel  # a failed fit keeps the prior's lengths rather than stop the ask
+    return SmoothKernel(cols, lower[cols], upper[cols], lengths, n_bins)
 
 
 def log_outside_bounds(space: SplitSpace, X: np.ndarray) -> None:
@@ -86,6 +116,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         self.last_fit: diagnostics.FitDiagnostics | None = None  # what the last fit did
         self.progress_bar = False  # set by the strategy when the user asks for one
         self.warn_outside_bounds = True  # a strategy with several outputs warns once itself
+        self.smooth: SmoothKernel | None = None  # the smooth share's kernel of the last fit
         # every log line names the output: a strategy fits one surrogate per output
         self.tag = f"BARK '{data_model.outputs.get_keys()[0]}'"
         super().__init__(data_model=data_model, **kwargs)
@@ -123,6 +154,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         space = self.engine_space
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
+        self.smooth = (smooth_kernel(space, Xe, y, s.smooth_bins) if s.smooth_share
+                       and not s.prior_only else None)
         sampled, table = 0, None
         with compiling("the fit", "engine"):
             if s.prior_only:
@@ -139,7 +172,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                         Xe, y, space, mcmc_settings(s), n_chains=s.n_chains,
                         n_samples=s.n_samples, thinning=s.thinning,
                         burn_in=s.warm_start_burn_in if warm else s.burn_in, seed=s.seed,
-                        chains=self.chains if warm else None, progress=bar.update)
+                        chains=self.chains if warm else None, progress=bar.update,
+                        smooth=self.smooth)
                 self.chains = self.posterior.chains
                 sampled, table = self._continue_while_unmixed(Xe, y, space)
         self.n_fits += 1
@@ -173,7 +207,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
                         "chain", self.tag, table.rhat.max(), s.n_samples * thinning)
             self.posterior = fit_posterior(
                 Xe, y, space, mcmc_settings(s), n_chains=s.n_chains, n_samples=s.n_samples,
-                thinning=thinning, burn_in=0, seed=s.seed, chains=self.chains)
+                thinning=thinning, burn_in=0, seed=s.seed, chains=self.chains,
+                smooth=self.smooth)
             self.chains = self.posterior.chains
             total += s.n_samples * thinning
             table = diagnostics.convergence(self.posterior)
@@ -270,5 +305,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         n_samples = s.total_samples if s.prior_only else s.n_samples
         n_chains = 1 if s.prior_only else s.n_chains
         self.posterior, self.n_fits = store.loads(
-            data, self.engine_space, mcmc_settings(s), n_chains, n_samples)
+            data, self.engine_space, mcmc_settings(s), n_chains, n_samples,
+            smooth_share=s.smooth_share and not s.prior_only)
+        self.smooth = self.posterior.smooth
         self.chains = self.posterior.chains or None

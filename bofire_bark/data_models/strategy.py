@@ -21,7 +21,7 @@ from bofire.data_models.strategies.api import ExplicitReferencePoint, Predictive
 from bofire.data_models.strategies.convergence_criteria.api import ConvergenceCriterion
 from pydantic import Field, field_validator, model_validator
 
-from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings
+from bofire_bark.data_models.surrogate import SUPPORTED_INPUTS, BARKSettings, check_smooth_share
 
 # Defaults and what the searches can express are declared at the bottom of the package
 # (no optimizer import here).
@@ -281,6 +281,23 @@ class BARKStrategy(PredictiveStrategy):
             # object.__setattr__: assignment would validate the whole strategy again
             object.__setattr__(self, "surrogate_specs", specs.model_copy(
                 update={"categorical_encodings": encodings}))
+        return self
+
+    @model_validator(mode="after")
+    def validate_smooth_share(self):
+        """A smooth share (``surrogate_specs.smooth_share``) is searched by the grid search or
+        the library enumeration: refuse a MIP solver and the constraints that need one."""
+        if not self.surrogate_specs.smooth_share:
+            return self
+        check_smooth_share(self.surrogate_specs, self.domain.inputs)
+        solver = self.acquisition_optimizer.solver
+        if solver in MIP_SOLVERS:
+            raise ValueError(f"surrogate_specs.smooth_share: solver '{solver}' (a MIP) cannot "
+                             "hold the smooth part; use solver 'auto' or 'bnb'")
+        for i, c in enumerate(self.domain.constraints.get()):
+            if isinstance(c, EQUALITIES_NEEDING_MIP):
+                raise ValueError(f"constraint {i} ({type(c).__name__}): it needs the MIP, which "
+                                 "cannot hold surrogate_specs.smooth_share")
         return self
 
     @model_validator(mode="after")

@@ -8,6 +8,7 @@ from bofire.data_models.base import BaseModel
 from bofire.data_models.enum import CategoricalEncodingEnum
 from bofire.data_models.features.api import (
     AnyOutput,
+    ContinuousInput,
     ContinuousOutput,
 )
 from bofire.data_models.molfeatures.api import AnyMolFeatures
@@ -113,6 +114,18 @@ class BARKSettings(BaseModel):
             "Inputs split by descriptors may also split by subsets of their categories "
             "(one more split variable beside the descriptors), for effects the "
             "descriptors do not explain."))
+    smooth_share: bool = Field(
+        default=False, description=(
+            "Add a smooth share to the kernel (experimental): (1 - s) x the forest's kernel + "
+            "s x an RBF kernel over the continuous inputs (scaled to [0, 1], rounded to "
+            "smooth_bins bins so the search stays exact), the share s sampled with the trees "
+            "under a uniform prior and one RBF length per continuous input fitted to the data "
+            "at each fit (a GP's maximum a posteriori lengths, BoTorch's defaults). For "
+            "responses that change smoothly with continuous inputs (mixtures, temperatures, "
+            "times). Needs a continuous input and the N-space likelihood; searched by the "
+            "grid branch-and-bound or a library enumeration, not by a MIP solver."))
+    smooth_bins: Annotated[int, Field(ge=2, le=1024, description=(
+        "Bins per continuous input of the smooth share's coordinates."))] = 32
     prior_only: bool = Field(
         default=False, description="Draw forests from the prior without MCMC (BARKPrior).")
     seed: Annotated[int, Field(ge=0)] | None = None
@@ -120,6 +133,21 @@ class BARKSettings(BaseModel):
     @property
     def total_samples(self) -> int:
         return self.n_chains * self.n_samples
+
+
+def check_smooth_share(settings: BARKSettings, inputs) -> None:
+    """Raise a ValueError naming ``smooth_share`` when these settings and inputs cannot have
+    it."""
+    if not any(isinstance(f, ContinuousInput) and f.bounds[1] > f.bounds[0]
+               for f in inputs.get()):
+        raise ValueError("smooth_share: the smooth part is a kernel over continuous inputs; "
+                         "this domain has no ContinuousInput with lower < upper")
+    if settings.likelihood == "leaf":
+        raise ValueError("smooth_share: the smooth part needs the N-space likelihood "
+                         "(likelihood 'auto' or 'n'), not 'leaf'")
+    if settings.prior_only:
+        raise ValueError("smooth_share: the share is sampled by the MCMC; prior_only draws "
+                         "forests without it")
 
 
 class BARKSurrogate(BARKSettings, Surrogate):
@@ -139,6 +167,14 @@ class BARKSurrogate(BARKSettings, Surrogate):
                 f"BARKSurrogate models exactly one output, got {len(outputs)}: "
                 f"{outputs.get_keys()}")
         return outputs
+
+    @model_validator(mode="after")
+    def validate_smooth_share(self):
+        """The smooth share needs a continuous input that can vary, the N-space likelihood
+        and the MCMC."""
+        if self.smooth_share:
+            check_smooth_share(self, self.inputs)
+        return self
 
     @model_validator(mode="after")
     def validate_inputs_supported(self):

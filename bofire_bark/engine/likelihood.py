@@ -43,12 +43,27 @@ class NSpaceState(NamedTuple):
 
     A (N, N) float64: shared-leaf counts Phi Phi^T (exact integers); Kinv (N, N) float64:
     K^-1; alpha (N,) float64: K^-1 y; scal (2,) float64: [y^T K^-1 y, log|K|].
+    With a smooth share s (``engine.smooth``) K = (1 - s) A / m + s E + sigma^2 I: E (N, N)
+    float64 the smooth part's Gram matrix ((1, 1) without a share) and hyp (7,) float64
+    ``[active, s, prior a, prior b, step, steps tried, steps accepted]`` (Beta(a, b) prior on
+    s, random-walk ``step`` on logit s; ``active`` 0: no share, K as above with s = 0).
     """
 
     A: np.ndarray
     Kinv: np.ndarray
     alpha: np.ndarray
     scal: np.ndarray
+    E: np.ndarray
+    hyp: np.ndarray
+
+
+# ``NSpaceState.hyp`` entries
+SMOOTH_ACTIVE, SMOOTH_SHARE, SMOOTH_A, SMOOTH_B, SMOOTH_STEP, SMOOTH_TRIED, SMOOTH_TAKEN = range(7)
+
+
+def no_smooth() -> tuple[np.ndarray, np.ndarray]:
+    """(E, hyp) of a state without a smooth share."""
+    return np.zeros((1, 1)), np.zeros(7)
 
 
 class LeafSpaceState(NamedTuple):
@@ -182,13 +197,27 @@ def _quad2(S, a0, a1):
 
 
 @njit(cache=True, nogil=True)
-def n_factor(A, y, m, sigma2, work):
-    """(y^T K^-1 y, log|K|, L) for K = A / m + sigma2 I, from scratch (O(N^3))."""
+def n_factor(ns, y, m, sigma2, work, share):
+    """(y^T K^-1 y, log|K|, L) for K = A / m + sigma2 I, from scratch (O(N^3)); with a smooth
+    share (``ns.hyp``) K = (1 - share) A / m + share E + sigma2 I."""
+    A = ns.A
     n = A.shape[0]
-    K = A / m
+    if ns.hyp[SMOOTH_ACTIVE] == 0.0:
+        K = A / m  # as before the share existed: the same arithmetic, the same chains
+    else:
+        K = A * ((1.0 - share) / m) + share * ns.E
     for i in range(n):
         K[i, i] += sigma2
     return _chol_quad_logdet(K, y, work)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def forest_m(ns, m):
+    """The m of the rank-2 updates: K changes by (p q^T + q p^T) (1 - s) / m when a tree
+    moves, i.e. by / m' with m' = m / (1 - s)."""
+    if ns.hyp[SMOOTH_ACTIVE] == 0.0:
+        return float(m)
+    return m / (1.0 - ns.hyp[SMOOTH_SHARE])
 
 
 @njit(cache=True, nogil=True)
@@ -202,7 +231,7 @@ def n_install(L, y, ns, quad, logdet):
 @njit(cache=True, nogil=True)
 def n_refresh(ns, y, m, sigma2, work):
     """Recompute the N-space state ``ns`` from its exact counts A (``work``: (>= N,) scratch)."""
-    quad, logdet, L = n_factor(ns.A, y, m, sigma2, work)
+    quad, logdet, L = n_factor(ns, y, m, sigma2, work, ns.hyp[SMOOTH_SHARE])
     if np.isnan(logdet):
         return False
     n_install(L, y, ns, quad, logdet)
@@ -211,13 +240,15 @@ def n_refresh(ns, y, m, sigma2, work):
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def n_eval(ns, m, p_idx, p_val, n_p, q_idx, q_val, n_q, upd):
-    """Quad and logdet after adding (p q^T + q p^T) / m to K; keeps factors in ``upd``.
+    """Quad and logdet after adding (p q^T + q p^T) / m to K (``forest_m``: / m' with a
+    smooth share); keeps factors in ``upd``.
 
     ``p`` and ``q`` are sparse: indices ``p_idx[:n_p]`` with values ``p_val[:n_p]``.
     Returns (quad*, logdet*); logdet* is nan if the update is numerically not PD.
     """
     Kinv, alpha, scal = ns.Kinv, ns.alpha, ns.scal
     KW, Sinv = upd.KW, upd.Sinv
+    mm = forest_m(ns, m)
     n = Kinv.shape[0]
     for i in range(n):
         KW[0, i] = 0.0
@@ -244,11 +275,11 @@ def n_eval(ns, m, p_idx, p_val, n_p, q_idx, q_val, n_q, upd):
     for a in range(n_q):
         h11 += q_val[a] * KW[1, q_idx[a]]
         a1 += q_val[a] * alpha[q_idx[a]]
-    inv_m = 1.0 / m
+    inv_m = 1.0 / mm
     det = (1.0 + h01 * inv_m) ** 2 - h00 * h11 * inv_m * inv_m
     if not det > 0.0:
         return scal[0], np.nan
-    _inverse2(h00, h01 + m, h11, Sinv)  # S = D^-1 + H with D = [[0, 1], [1, 0]] / m
+    _inverse2(h00, h01 + mm, h11, Sinv)  # S = D^-1 + H with D = [[0, 1], [1, 0]] / m
     upd.a[0] = a0
     upd.a[1] = a1
     quad = scal[0] - _quad2(Sinv, a0, a1)

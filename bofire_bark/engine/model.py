@@ -122,6 +122,7 @@ def fit_posterior(
     chains: list[Chain] | None = None,
     n_jobs: int | None = None,
     progress=None,
+    smooth: SmoothKernel | None = None,
 ) -> Posterior:
     """Sample BARK's posterior given encoded inputs ``X`` (N, D) and outputs ``y`` (N,) on
     the split ``space`` (a ``Space`` or its four arrays kinds, lower, upper, n_values).
@@ -129,6 +130,8 @@ def fit_posterior(
     Pass ``chains`` from an earlier posterior to continue them with the new data (warm start,
     as BO does between iterations); ``burn_in`` then applies to the continued chains.
     ``progress`` is called with 1 after each chain's burn-in and after each kept sample.
+    ``smooth`` (an ``engine.smooth.SmoothKernel``) adds a smooth share to the kernel, sampled
+    with the trees (continued chains take its lengths, and keep their share).
     """
     settings = settings or MCMCSettings()
     space = check_space(space)
@@ -137,10 +140,15 @@ def fit_posterior(
     if chains is None:
         chains = [Chain(space, settings, st) for st in seed_states(seed, n_chains)]
     for chain in chains:
+        if smooth is not None:
+            chain.set_smooth(smooth)
+        elif chain.smooth is not None:
+            raise ValueError("fit_posterior: these chains sample a smooth share; pass its "
+                             "SmoothKernel as smooth=")
         chain.set_data(X, ys)  # before the threads start: set_data limits BLAS itself
     samples = run_chains(chains, burn_in, n_samples, thinning, n_jobs=n_jobs, progress=progress)
     traces = np.stack([c.trace for c in chains])
-    return Posterior(samples, *space[:4], X, ys, y_mean, y_std, chains, traces, space)
+    return Posterior(samples, *space[:4], X, ys, y_mean, y_std, chains, traces, space, smooth)
 
 
 def sample_prior(

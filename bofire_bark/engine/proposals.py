@@ -56,6 +56,13 @@ from bofire_bark.engine.likelihood import (
     FLAT,
     LEAFSPACE,
     NSPACE,
+    SMOOTH_A,
+    SMOOTH_ACTIVE,
+    SMOOTH_B,
+    SMOOTH_SHARE,
+    SMOOTH_STEP,
+    SMOOTH_TAKEN,
+    SMOOTH_TRIED,
     LeafUpdate,
     NUpdate,
     leaf_append,
@@ -512,7 +519,7 @@ def noise_step(state, y, m, lik, sigma2, prior, step, work, stats):
     logdet = 0.0
     L = np.empty((0, 0))
     if lik.mode == NSPACE:
-        quad, logdet, L = n_factor(lik.n.A, y, m, s2_new, work)
+        quad, logdet, L = n_factor(lik.n, y, m, s2_new, work, lik.n.hyp[SMOOTH_SHARE])
         new_ll = -0.5 * (quad + logdet)
     elif lik.mode == LEAFSPACE:
         ls = lik.leaf
@@ -532,6 +539,44 @@ def noise_step(state, y, m, lik, sigma2, prior, step, work, stats):
         leaf_install(L, lik.leaf, quad, logdet, s2_new)
     stats[NOISE, 1] += 1
     return 1
+
+
+@njit(cache=True, nogil=True)
+def share_step(state, y, m, lik, sigma2, work):
+    """Random-walk Metropolis step on logit s, the smooth share of the kernel
+    (``engine.smooth``), under its Beta(a, b) prior (``lik.n.hyp``); the logit's Jacobian
+    s (1 - s) turns the Beta density into s^a (1 - s)^b. In the flat form (no likelihood) it
+    samples the prior. Returns 1 if accepted."""
+    hyp = lik.n.hyp
+    s = hyp[SMOOTH_SHARE]
+    theta = math.log(s) - math.log1p(-s)
+    s_new = 1.0 / (1.0 + math.exp(-(theta + hyp[SMOOTH_STEP] * normal(state))))
+    hyp[SMOOTH_TRIED] += 1.0
+    if not (s_new > 0.0 and s_new < 1.0):
+        uniform(state)
+        return 0
+    a, b = hyp[SMOOTH_A], hyp[SMOOTH_B]
+    log_r = a * (math.log(s_new) - math.log(s)) + b * (math.log1p(-s_new) - math.log1p(-s))
+    nspace = lik.mode == NSPACE
+    quad = 0.0
+    logdet = 0.0
+    L = np.empty((0, 0))
+    if nspace:
+        quad, logdet, L = n_factor(lik.n, y, m, sigma2, work, s_new)
+        log_r += -0.5 * (quad + logdet) - current_loglik(lik, y.shape[0], m)
+    if np.isnan(log_r) or not math.log(uniform(state)) < log_r:
+        return 0
+    hyp[SMOOTH_SHARE] = s_new
+    if nspace:
+        n_install(L, y, lik.n, quad, logdet)
+    hyp[SMOOTH_TAKEN] += 1.0
+    return 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def has_share(lik):
+    """Whether the chain samples a smooth share (``engine.smooth``)."""
+    return lik.n.hyp.shape[0] > 0 and lik.n.hyp[SMOOTH_ACTIVE] != 0.0
 
 
 @njit(cache=True, nogil=True)

@@ -33,10 +33,14 @@ from bofire_bark.engine.likelihood import (
     FLAT,
     LEAFSPACE,
     NSPACE,
+    SMOOTH_SHARE,
+    SMOOTH_TAKEN,
+    SMOOTH_TRIED,
     LeafSpaceState,
     Likelihood,
     NSpaceState,
     leaf_quad_logdet,
+    no_smooth,
 )
 from bofire_bark.engine.priors import (
     noise_prior,
@@ -48,9 +52,11 @@ from bofire_bark.engine.priors import (
 from bofire_bark.engine.proposals import (
     Data,
     current_loglik,
+    has_share,
     new_scratch,
     noise_step,
     refresh,
+    share_step,
     tree_step,
 )
 from bofire_bark.engine.relabel import interchangeable_pairs, swap_columns, uses_either
@@ -82,6 +88,12 @@ class MCMCSettings:
     # a label swap (relabel.py) after every this many sweeps (0: none); results/mixing/levers/
     # label_swaps: sparse-prior study fits that warn 17 -> 14 of 216, at 1.05x the fit time
     label_swap_every: int = 10
+    # a smooth share of the kernel (engine.smooth; used when a fit passes a SmoothKernel):
+    # Beta(share_a, share_b) prior on the share, random-walk step on its logit, first value
+    share_a: float = 1.0
+    share_b: float = 1.0
+    share_step: float = 0.5
+    share_start: float = 0.5
 
 
 # Columns of a chain's trace (one row per recorded sweep): these, then V split probabilities
@@ -194,8 +206,11 @@ def run_sweeps(n_sweeps, state, forest, space, data, lik, sigma2, tree_prior, no
         # a step of 0 holds the noise fixed (used to test the tree moves alone)
         accepted = step > 0.0 and noise_step(state, y, m, lik, sigma2, noise_prior, step,
                                               sc.work, stats)
-        if accepted:
-            counters[0] = 0  # an accepted noise step refactors from the exact counts
+        took = 0
+        if has_share(lik):
+            took = share_step(state, y, m, lik, sigma2[0], sc.work)
+        if accepted or took:
+            counters[0] = 0  # an accepted noise or share step refactors from the exact counts
         elif counters[0] >= refresh_every:
             refresh(lik, y, m, sigma2[0], sc.work)
             counters[0] = 0
@@ -228,7 +243,8 @@ class Chain:
         capacity: initial node capacity per tree (grown on demand).
     """
 
-    def __init__(self, space, settings: MCMCSettings, rng_state: np.ndarray, capacity: int = 32):
+    def __init__(self, space, settings: MCMCSettings, rng_state: np.ndarray, capacity: int = 32,
+                 smooth=None):
         self.space = as_space(space)
         self.kinds, self.lower, self.upper, self.n_values = self.space[:4]
         self.settings = settings
@@ -250,6 +266,24 @@ class Chain:
         self.trace = None  # (sweeps, trace_width(V)) of the last run_chains sampling phase
         self.weights_started = False  # the sparse prior's weights have moved (run_chains)
         self.X = None
+        self.smooth = None
+        self.smooth_hyp = no_smooth()[1]
+        if smooth is not None:
+            self.set_smooth(smooth)
+
+    def set_smooth(self, smooth) -> None:
+        """Sample a smooth share of the kernel with the ``engine.smooth.SmoothKernel``
+        ``smooth`` (its lengths may change between fits; the share continues); takes effect
+        at the next ``set_data``."""
+        s = self.settings
+        if self.smooth is None:
+            if not (0.0 < s.share_start < 1.0 and s.share_a > 0 and s.share_b > 0
+                    and s.share_step > 0):
+                raise ValueError("MCMCSettings: share_start must be in (0, 1) and share_a, "
+                                 "share_b, share_step > 0")
+            self.smooth_hyp = np.array([1.0, s.share_start, s.share_a, s.share_b,
+                                        s.share_step, 0.0, 0.0])
+        self.smooth = smooth
 
     # ------------------------------------------------------------------ data and state
     def set_data(self, X: np.ndarray, y: np.ndarray, mode: int | None = None) -> None:
@@ -261,8 +295,14 @@ class Chain:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         m = self.settings.n_trees
-        self._rebuild(choose_mode(self.settings.likelihood, len(self.y), m) if mode is None
-                      else mode)
+        if mode is None:
+            mode = choose_mode(self.settings.likelihood, len(self.y), m)
+            if self.smooth is not None and mode == LEAFSPACE:
+                mode = NSPACE  # the leaf form cannot hold the smooth part's Gram matrix
+        if self.smooth is not None and mode == LEAFSPACE:
+            raise ValueError("a smooth share needs the N-space likelihood (likelihood 'n' or "
+                             "'auto'), not 'leaf'")
+        self._rebuild(mode)
 
     @property
     def mode(self) -> int:
@@ -275,11 +315,16 @@ class Chain:
         n = len(self.y)
         self.leaf_of = leaf_of_all(Forest.of(f), self.kinds, self.X)
         self.counters = np.zeros(1, dtype=np.int64)
+        E = np.zeros((1, 1))
+        if mode == NSPACE and self.smooth is not None:
+            U = self.smooth.coords(self.X)
+            E = self.smooth.gram(U, U)
         if mode == NSPACE:
             ns = NSpaceState(shared_leaf_counts(self.leaf_of), np.empty((n, n)), np.empty(n),
-                             np.zeros(2))
+                             np.zeros(2), E, self.smooth_hyp)
         else:
-            ns = NSpaceState(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1), np.zeros(2))
+            ns = NSpaceState(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1), np.zeros(2), E,
+                             self.smooth_hyp)
         lcol = np.full((m, cap), -1, dtype=np.int64)
         P = np.zeros(1, dtype=np.int64)
         scal = np.zeros(4)
@@ -400,14 +445,22 @@ class Chain:
             return float(q), float(ld)
         return 0.0, 0.0
 
+    @property
+    def share_acceptance(self) -> float:
+        """Accepted share of the smooth share's steps so far (nan: none tried)."""
+        tried = self.smooth_hyp[SMOOTH_TRIED] if len(self.smooth_hyp) else 0.0
+        return float(self.smooth_hyp[SMOOTH_TAKEN] / tried) if tried else float("nan")
+
     def snapshot(self) -> tuple[dict[str, np.ndarray], float, dict[str, np.ndarray]]:
         """A copy of the current forest, noise variance and, under the sparse prior, split
-        probabilities ``split_prob`` (V,) and concentration ``split_concentration`` (one
-        posterior sample)."""
+        probabilities ``split_prob`` (V,) and concentration ``split_concentration``; with a
+        smooth share, ``smooth_share`` (one posterior sample)."""
         extra = {}
         if self.tree_prior.dirichlet:
             extra = {"split_prob": np.exp(self.tree_prior.log_w),
                      "split_concentration": float(self.tree_prior.conc[0])}
+        if self.smooth is not None:
+            extra["smooth_share"] = float(self.smooth_hyp[SMOOTH_SHARE])
         return {k: v.copy() for k, v in self.forest.items()}, float(self.sigma2[0]), extra
 
     @property

@@ -38,6 +38,7 @@ import numpy as np
 from bofire_bark.engine.forest import Forest, route_all
 
 DEFAULT_BINS = 32
+MAX_BINS = 1024
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,9 @@ class SmoothKernel:
         if not np.all(np.isfinite(self.lengths) & (self.lengths > 0)):
             raise ValueError(f"SmoothKernel: lengths must be finite and > 0, got "
                              f"{self.lengths.tolist()}")
-        if int(self.n_bins) < 2:
-            raise ValueError(f"SmoothKernel: n_bins must be >= 2, got {self.n_bins}")
+        if not 2 <= int(self.n_bins) <= MAX_BINS:
+            raise ValueError(f"SmoothKernel: n_bins must be in 2 .. {MAX_BINS}, got "
+                             f"{self.n_bins}")
 
     def edges(self, j: int) -> np.ndarray:
         """The n_bins - 1 interior bin edges of smooth coordinate ``j``, in the input's units
@@ -169,5 +171,5 @@ def _solve(leaf_of, U, y, kernel, m, sigma2, share) -> SmoothSystem:
     return SmoothSystem(leaf_of, U, Kinv, Kinv @ y, float(share), float(sigma2))
 
 
-__all__ = ["DEFAULT_BINS", "SmoothKernel", "SmoothSystem", "kernel_matrix", "shared_counts",
-           "smooth_system"]
+__all__ = ["DEFAULT_BINS", "MAX_BINS", "SmoothKernel", "SmoothSystem", "kernel_matrix",
+           "shared_counts", "smooth_system"]

@@ -32,14 +32,17 @@ from bofire_bark.engine.forest import (
     LEAF,
     n_words,
 )
+from bofire_bark.engine.likelihood import SMOOTH_SHARE
 from bofire_bark.engine.model import Posterior
 from bofire_bark.engine.sampler import Chain, MCMCSettings
+from bofire_bark.engine.smooth import MAX_BINS, SmoothKernel
 
 # Above this many bytes unpacked a dump is refused before it is read (a fitted model of
 # 64 chains x 1000 trees is far below it).
 MAX_BYTES = 2**31
 DIRICHLET_KEYS = ("split_prob", "split_concentration")
 CHAIN_SPLIT_KEYS = ("split_log_w", "split_conc")
+SMOOTH_KEYS = ("cols", "lower", "upper", "lengths", "bins")
 _INT = ("feat", "left", "right", "parent", "depth")
 
 
@@ -49,10 +52,16 @@ def dumps(posterior: Posterior, n_fits: int) -> str:
     arrays.update(X=posterior.X, y=posterior.y,
                   scale=np.array([posterior.y_mean, posterior.y_std]),
                   n_fits=np.array([n_fits], dtype=np.int64))
+    if posterior.smooth is not None:
+        k = posterior.smooth
+        arrays.update(smooth_cols=k.cols, smooth_lower=k.lower, smooth_upper=k.upper,
+                      smooth_lengths=k.lengths, smooth_bins=np.array([k.n_bins], np.int64))
     for c, chain in enumerate(posterior.chains or []):
         for k in FOREST_KEYS:
             arrays[f"chain{c}_{k}"] = chain.forest[k]
         arrays[f"chain{c}_sigma2"] = chain.sigma2
+        if chain.smooth is not None:
+            arrays[f"chain{c}_share"] = chain.smooth_hyp[SMOOTH_SHARE:SMOOTH_SHARE + 1]
         arrays[f"chain{c}_state"] = chain.state
         for k, v in chain.split_state.items():
             arrays[f"chain{c}_{k}"] = v
@@ -61,12 +70,13 @@ def dumps(posterior: Posterior, n_fits: int) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
-          ) -> tuple[Posterior, int]:
+def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int,
+          smooth_share: bool = False) -> tuple[Posterior, int]:
     """The posterior (with its chains, ready to continue) and the fit count of a ``dumps``
     text, for the split ``space`` (a ``Space`` or its four arrays) and the surrogate's
     settings; ``n_chains`` chains of which ``n_samples`` samples each were kept (a prior-only
-    dump has ``n_chains * n_samples`` samples and no chains).
+    dump has ``n_chains * n_samples`` samples and no chains); ``smooth_share``: the kernel
+    has a smooth share (``engine.smooth``), whose kernel and shares the dump then holds.
 
     Raises:
         ValueError: naming the array and what is wrong with it.
@@ -89,14 +99,17 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
                                                     *CHAIN_SPLIT_KEYS)}
     elif dirichlet:
         expected |= {f"sample_{k}" for k in DIRICHLET_KEYS}
+    if smooth_share:
+        expected |= {f"smooth_{k}" for k in SMOOTH_KEYS} | {"sample_smooth_share"}
+        expected |= {f"chain{c}_share" for c in chain_ids}
     missing = sorted(expected - set(arrays))
     extra = sorted(set(arrays) - expected)
+    context = (f"split_prior {settings.split_prior!r}, {len(chain_ids)} chains, smooth_share "
+               f"{smooth_share}")
     if missing:
-        raise ValueError(f"dump: arrays {missing} are missing (split_prior "
-                         f"{settings.split_prior!r}, {len(chain_ids)} chains)")
+        raise ValueError(f"dump: arrays {missing} are missing ({context})")
     if extra:
-        raise ValueError(f"dump: unexpected arrays {extra} (split_prior "
-                         f"{settings.split_prior!r}, {len(chain_ids)} chains)")
+        raise ValueError(f"dump: unexpected arrays {extra} ({context})")
 
     d = len(space.var_col)  # split variables (the inputs without descriptors)
     X = check_X(_array(arrays, "X", np.float64, 2), space, "dump array X")
@@ -126,6 +139,10 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
             _array(arrays, "sample_split_concentration", np.float64, 1, (n_total,)),
             "sample_split_concentration")
 
+    smooth = _smooth_kernel(arrays, space) if smooth_share else None
+    if smooth is not None:
+        samples["smooth_share"] = _share(_array(arrays, "sample_smooth_share", np.float64, 1,
+                                                (n_total,)), "sample_smooth_share")
     chains = []
     for c in chain_ids:
         state = _array(arrays, f"chain{c}_state", np.uint64, 1, (4,))
@@ -147,10 +164,42 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int
                              "summing to one over the split variables that can split, -inf "
                              "elsewhere")
         chain.restore_split_state(log_w, conc)
+        if smooth is not None:
+            chain.set_smooth(smooth)
+            chain.smooth_hyp[SMOOTH_SHARE] = _share(
+                _array(arrays, f"chain{c}_share", np.float64, 1, (1,)), f"chain{c}_share")[0]
         chains.append(chain)
     posterior = Posterior(samples, *space[:4], X, y, float(scale[0]), float(scale[1]), chains,
-                          space=space)
+                          space=space, smooth=smooth)
     return posterior, int(n_fits[0])
+
+
+def _share(a: np.ndarray, key: str) -> np.ndarray:
+    if not ((a > 0.0) & (a < 1.0)).all():
+        raise ValueError(f"dump array {key}: expected smooth shares in (0, 1)")
+    return a
+
+
+def _smooth_kernel(arrays, space) -> SmoothKernel:
+    """The smooth share's kernel of a dump: its columns continuous inputs with the space's
+    bounds, finite positive lengths, at least two bins."""
+    cols = _array(arrays, "smooth_cols", np.int64, 1)
+    d = len(cols)
+    kinds = np.asarray(space[0])
+    if not d or len(set(cols.tolist())) != d or not ((cols >= 0) & (cols < len(kinds))).all() \
+            or not (kinds[cols] == CONTINUOUS).all():
+        raise ValueError("dump array smooth_cols: expected distinct continuous inputs")
+    lower = _array(arrays, "smooth_lower", np.float64, 1, (d,))
+    upper = _array(arrays, "smooth_upper", np.float64, 1, (d,))
+    if not (np.array_equal(lower, np.asarray(space[1])[cols])
+            and np.array_equal(upper, np.asarray(space[2])[cols])):
+        raise ValueError("dump arrays smooth_lower, smooth_upper: expected the inputs' bounds")
+    lengths = _positive(_array(arrays, "smooth_lengths", np.float64, 1, (d,)),
+                        "smooth_lengths")
+    bins = _array(arrays, "smooth_bins", np.int64, 1, (1,))
+    if not 2 <= bins[0] <= MAX_BINS:
+        raise ValueError(f"dump array smooth_bins: expected 2 .. {MAX_BINS}, got {bins[0]}")
+    return SmoothKernel(cols, lower, upper, lengths, int(bins[0]))
 
 
 def read_arrays(text) -> dict[str, np.ndarray]:

@@ -1,0 +1,104 @@
+"""The smooth share from the data models down: refused where it cannot work, naming the
+setting; fitted, dumped and loaded with its kernel and shares."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from bofire.data_models.domain.api import Domain, Inputs, Outputs
+from bofire.data_models.features.api import (
+    CategoricalInput,
+    ContinuousInput,
+    ContinuousOutput,
+    DiscreteInput,
+)
+from bofire.data_models.objectives.api import MaximizeObjective
+
+import bofire_bark  # noqa: F401 (registers BARK with BoFire)
+from bofire_bark.data_models.strategy import BARKStrategy
+from bofire_bark.data_models.surrogate import BARKSurrogate
+
+INPUTS = Inputs(features=[ContinuousInput(key="a", bounds=(0.0, 1.0)),
+                          ContinuousInput(key="b", bounds=(0.0, 10.0)),
+                          CategoricalInput(key="c", categories=["x", "y"])])
+OUTPUTS = Outputs(features=[ContinuousOutput(key="y", objective=MaximizeObjective())])
+FAST = {"n_chains": 2, "n_samples": 2, "burn_in": 60, "thinning": 5, "seed": 0,
+        "max_sampling_sweeps": 0}
+
+
+def experiments(n: int = 14) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.random(n), "b": 10 * rng.random(n),
+                       "c": rng.choice(["x", "y"], n)})
+    df["y"] = np.sin(5 * df.a) + 0.1 * df.b + (df.c == "y")
+    return df
+
+
+def test_refused_without_a_continuous_input_or_with_the_leaf_likelihood():
+    only_discrete = Inputs(features=[DiscreteInput(key="d", values=[1.0, 2.0, 3.0]),
+                                     ContinuousInput(key="fixed", bounds=(2.0, 2.0))])
+    with pytest.raises(ValueError, match="smooth_share: .*no ContinuousInput"):
+        BARKSurrogate(inputs=only_discrete, outputs=OUTPUTS, smooth_share=True)
+    with pytest.raises(ValueError, match="smooth_share: .*likelihood"):
+        BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True, likelihood="leaf")
+    with pytest.raises(ValueError, match="smooth_share: .*prior_only"):
+        BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True, prior_only=True)
+
+
+def test_the_strategy_refuses_a_mip_solver_with_a_smooth_share():
+    domain = Domain(inputs=INPUTS, outputs=OUTPUTS)
+    with pytest.raises(ValueError, match="smooth_share: solver 'scip'"):
+        BARKStrategy(domain=domain, surrogate_specs={"smooth_share": True},
+                     acquisition_optimizer={"solver": "scip"})
+    BARKStrategy(domain=domain, surrogate_specs={"smooth_share": True})  # the default search
+
+
+def test_fit_dump_and_load_keep_the_kernel_and_shares():
+    import bofire.surrogates.api as surrogates
+
+    dm = BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True, smooth_bins=16,
+                       **FAST)
+    model = surrogates.map(dm)
+    df = experiments()
+    model.fit(df)
+    post = model.posterior
+    assert post.smooth is not None and post.smooth.n_bins == 16
+    np.testing.assert_array_equal(post.smooth.cols, [0, 1])  # the two continuous inputs
+    assert np.all(post.smooth.lengths > 0)
+    shares = post.samples["smooth_share"]
+    assert shares.shape == (4,) and np.all((shares > 0) & (shares < 1))
+    loaded = surrogates.map(dm)
+    loaded.loads(model.dumps())
+    pd.testing.assert_frame_equal(loaded.predict(df), model.predict(df))
+    np.testing.assert_array_equal(loaded.posterior.smooth.lengths, post.smooth.lengths)
+    np.testing.assert_array_equal([c.smooth_hyp[1] for c in loaded.chains],
+                                  [c.smooth_hyp[1] for c in model.chains])
+    # a dump without a share is refused by a surrogate that has one, and the reverse
+    plain = surrogates.map(BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, **FAST))
+    with pytest.raises(ValueError, match="unexpected arrays.*smooth_share False"):
+        plain.loads(model.dumps())
+    plain.fit(df)
+    with pytest.raises(ValueError, match="smooth_share.*missing|missing.*smooth_share True"):
+        loaded.loads(plain.dumps())
+
+
+def test_a_damaged_share_in_a_dump_is_named():
+    import base64
+    import io
+
+    import bofire.surrogates.api as surrogates
+
+    from bofire_bark.engine.store import read_arrays
+
+    dm = BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True, **FAST)
+    model = surrogates.map(dm)
+    model.fit(experiments())
+    for key, value in (("sample_smooth_share", 1.5), ("smooth_lengths", -1.0),
+                       ("smooth_cols", 2)):
+        arrays = read_arrays(model.dumps())
+        arrays[key] = np.full_like(arrays[key], value)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        with pytest.raises(ValueError, match=f"dump array {key}"):
+            surrogates.map(dm).loads(base64.b64encode(buffer.getvalue()).decode())
