@@ -59,6 +59,12 @@ GP_ARMS = ("gp_nei", "gp_ucb")
 # and this module's arms there): share 0.5 and length 0.3 held, or sampled from there (under
 # kappa 3 in bayes_k3; under the log-normal noise prior in bayes_ln)
 FITTED = ("joint", "bayes", "bayes_k3", "bayes_ln")
+# arms of the library's own smooth share (``surrogate_specs.smooth_share``: the share sampled
+# with the trees, one BoTorch-fitted length per continuous input), through this random search:
+# arm -> the strategy's changes
+SHARE_ARMS = {"share": {"surrogate_specs": {"smooth_share": True}},
+              "share_ln": {"surrogate_specs": {"smooth_share": True,
+                                               "noise_prior": "lognormal"}}}
 # the mixture's trap is ingredient 1 alone (cost 1.2): a run below this left it
 LEFT_TRAP = 1.1
 SHARES = (0.0, 0.25, 0.5, 0.75)
@@ -269,6 +275,20 @@ def proposer(name: str, arm: str, folder: Path):
     if arm in ("gpk", "gpk_noise"):
         return propose_gpk
 
+    def propose_share(strategy, problem, frame: pd.DataFrame, seed: int, it: int):
+        lower, cand = _setup(name, strategy, problem, frame, seed, it)
+        key = strategy.domain.outputs.get_keys()[0]
+        post = strategy.posteriors()[key]
+        X = strategy.surrogates[key].space.encode(cand)
+        acq = post.systems().integrated_ucb(X, KAPPA, -1.0 if lower else 1.0)
+        shares = post.samples.get("smooth_share", np.zeros(1))
+        _append(Path(folder) / "choices.csv", [{"iteration": it, "share": float(shares.mean()),
+                                                 "length": np.nan}])
+        return cand.iloc[[int(np.argmax(acq))]].reset_index(drop=True)
+
+    if arm in SHARE_ARMS:
+        return propose_share
+
     def propose(strategy, problem, frame: pd.DataFrame, seed: int, it: int) -> pd.DataFrame:
         lower, cand = _setup(name, strategy, problem, frame, seed, it)
         i, share, length = hybrid_choice(strategy, frame, cand, lower, shares=shares)
@@ -291,7 +311,7 @@ def run(out: Path = DEFAULT_OUT, problems=PROBLEMS, arms=ARMS, seeds: int = 8,
                 folder = Path(out) / "runs" / name / arm / f"seed{seed}"
                 method = "sobo" if arm in GP_ARMS else "bark"
                 chem_bo.run_one(problem, name, method, seed, SUITE[name].iterations, folder,
-                                propose=proposer(name, arm, folder))
+                                changes=SHARE_ARMS.get(arm), propose=proposer(name, arm, folder))
                 print(name, arm, seed, "done", flush=True)
 
 
@@ -317,7 +337,7 @@ def summary(out: Path = DEFAULT_OUT) -> str:
     for name, g in runs.groupby("problem"):
         lower = SUITE[name].lower_is_better
         wide = g.pivot_table(index="seed", columns="method", values="value")
-        order = [*ARMS, *FITTED, "bark", "sobo"]
+        order = [*ARMS, *FITTED, *SHARE_ARMS, "bark", "sobo"]
         for arm in sorted(wide, key=lambda a: order.index(a) if a in order else len(order)):
             line = {"problem": name, "method": arm, "seeds": int(wide[arm].notna().sum()),
                     "median": f"{wide[arm].median():.4f}",
@@ -396,7 +416,7 @@ def main(argv=None) -> None:
     r = sub.add_parser("run")
     r.add_argument("--out", type=Path, default=DEFAULT_OUT)
     r.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=PROBLEMS)
-    r.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    r.add_argument("--arms", nargs="+", default=list(ARMS), choices=[*ARMS, *SHARE_ARMS])
     r.add_argument("--seeds", type=int, default=8)
     r.add_argument("--first-seed", type=int, default=0)
     s = sub.add_parser("summary")
