@@ -95,6 +95,10 @@ BARK_ARMS: dict[str, dict] = {
     "bark_deep": {"surrogate_specs": {"beta": 1.0}},
     # the paper's split prior (every input equally likely) instead of the sparse Dirichlet
     "bark_uniform": {"surrogate_specs": {"split_prior": "uniform"}},
+    # a smooth share of the kernel over the continuous inputs (engine.smooth), with BoFire's
+    # log-normal noise prior as its GP part has, and without
+    "bark_share_ln": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"}},
+    "bark_share": {"surrogate_specs": {"smooth_share": True}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
