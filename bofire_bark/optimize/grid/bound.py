@@ -546,6 +546,41 @@ def _add_impacts(bm, s, w, und_start, wk, sc, impact):
             val[leaf_off[u] + idx[a] - s_base[s, t]] = -np.inf
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_smooth_impacts(bm, box_lo, box_hi, und_start, rmax, impact):
+    """Give the bin edges' undecided splits of each smooth coordinate j (no sample's trees
+    weigh them) half of the slack its range leaves in the mean's RBF part on each side:
+    sum_s w_s sh_s sum_n |alpha_sn| rmax_n (1 - f_min / f_max), with f the coordinate's RBF
+    factor of point n at its nearest and farthest bin of the box."""
+    sm_f, ubin = bm.sm_f, bm.sm_ubin
+    N = ubin.shape[0]
+    S = bm.s_share.shape[0]
+    for j in range(bm.sm_feat.shape[0]):
+        u_j = bm.sm_tree_u[j]
+        lo, hi = und_start[u_j], und_start[u_j + 1]
+        if lo == hi:
+            continue
+        f = bm.sm_feat[j]
+        a = bm.sm_cbin[j, box_lo[f]]
+        b = bm.sm_cbin[j, box_hi[f]]
+        slack = 0.0
+        for n in range(N):
+            u = ubin[n, j]
+            near = a - u if u < a else (u - b if u > b else 0)
+            far = max(abs(u - a), abs(u - b))
+            gap = 1.0 - sm_f[j, far] / sm_f[j, near]
+            if gap <= 0.0:
+                continue
+            weight = 0.0
+            for s in range(S):
+                weight += bm.s_weight[s] * bm.s_share[s] * abs(bm.sm_alpha[s, n])
+            slack += weight * rmax[n] * gap
+        share = 0.5 * slack / (hi - lo)
+        for q in range(lo, hi):
+            impact[q, 0] += share
+            impact[q, 1] += share
+
+
 @njit(cache=True, nogil=True)
 def feature_scores(node_feat, undecided, n_und, impact, D, product):
     """Per feature, how much cutting it promises (``box_bound``'s branching): what its undecided
@@ -651,6 +686,8 @@ def box_bound(bm, box_lo, box_hi, box_cat, sc, use_lam):
         wsum += bm.s_weight[s]
         if n_und > 0:
             _add_impacts(bm, s, bm.s_weight[s], und_start, wk, sc, impact)
+    if n_und > 0 and bm.s_share.shape[0] > 0:
+        _add_smooth_impacts(bm, box_lo, box_hi, und_start, wk.rmax, impact)
     total /= wsum
     if not total < np.inf:  # NaN (opposite infinite sample bounds) counts as no bound
         total = np.inf
