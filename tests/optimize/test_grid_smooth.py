@@ -244,3 +244,64 @@ def test_the_mip_refuses_a_smooth_share(mixed_smooth, solver):
                        else KAPPA)
     with pytest.raises(ValueError, match=r"^a smooth share"):
         build_problem(post, domain, space, gps=True)
+
+
+def _two_outputs():
+    """Two objectives (y1 maximized, y2 minimized) on x1, x2 and a category, each output's
+    posterior with its own smooth share on x1, x2."""
+    from bofire.data_models.domain.api import Domain, Inputs, Outputs
+    from bofire.data_models.features.api import (
+        CategoricalInput,
+        ContinuousInput,
+        ContinuousOutput,
+    )
+    from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective
+
+    from bofire_bark.space import SplitSpace
+
+    inputs = Inputs(features=[ContinuousInput(key="x1", bounds=(0, 1)),
+                              ContinuousInput(key="x2", bounds=(0, 1)),
+                              CategoricalInput(key="c", categories=["a", "b"])])
+    domain = Domain(inputs=inputs, outputs=Outputs(features=[
+        ContinuousOutput(key="y1", objective=MaximizeObjective()),
+        ContinuousOutput(key="y2", objective=MinimizeObjective())]))
+    space = SplitSpace.from_domain(domain)
+    X = space.encode(inputs.sample(12, seed=4))
+    fs = {"y1": lambda X: np.sin(3 * X[:, 0]) + X[:, 2],
+          "y2": lambda X: X[:, 1] - X[:, 0] * X[:, 2]}
+    box = None
+    posts = {}
+    for i, key in enumerate(fs):
+        post = fit(domain, fs[key], n_trees=4, seed=i, X=X)[1]
+        box = _box(domain, space, post) if box is None else box
+        posts[key] = smooth_posterior(post, box, [0, 1], [0.3 + 0.2 * i, 0.4], 4, seed=i)
+    return domain, space, posts
+
+
+@pytest.mark.parametrize("rule", ["ucb", "ehvi"])
+def test_several_outputs_prove_the_brute_force_optimum(rule):
+    """Two smooth outputs on one grid (the union of both grids' thresholds and bin edges),
+    scalarized UCB or the expected hypervolume improvement: the proven answer is the best
+    cell, scored by the engine."""
+    from bofire_bark.optimize.entry import _Outputs, optimize_outputs
+    from bofire_bark.optimize.outputs import output_acquisition
+    from bofire_bark.settings import AcquisitionSettings
+    from bofire_bark.space.finite import plan_search
+
+    domain, space, posts = _two_outputs()
+    acq = output_acquisition(domain, posts)
+    res = optimize_outputs(posts, acq, domain, space, rule=rule, mip_gap=0.0, abs_gap=0.0,
+                           time_limit=60.0)
+    job = _Outputs(posts, acq, domain, space, None,
+                   plan_search(domain, AcquisitionSettings(), space))
+    settings = AcquisitionSettings(rule=rule)
+    job.prepare(settings)
+    job.build(settings)
+    for j, col in enumerate(posts["y1"].smooth.cols):
+        assert np.isin(posts["y1"].smooth.edges(j), job.thresholds[col]).all()
+    grid = gr.Grid(gr.grid_model(job.problems[0], job.systems[0], posts["y1"],
+                                 thresholds=job.thresholds), job.box)
+    best = job.score(np.array(list(cells(grid, job.box)))).max()
+    assert res.status == "optimal"
+    assert res.ucb == pytest.approx(best, abs=1e-9)
+    assert res.bound == pytest.approx(best, abs=1e-9)
