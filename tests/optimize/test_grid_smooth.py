@@ -305,3 +305,30 @@ def test_several_outputs_prove_the_brute_force_optimum(rule):
     assert res.status == "optimal"
     assert res.ucb == pytest.approx(best, abs=1e-9)
     assert res.bound == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("rule", ["ucb", "nei"])
+def test_library_scores_a_smooth_share_by_the_engine(rule):
+    """A finite domain's enumeration (no leaf tables for N-space systems): its point is the
+    best library point under the engine's scores, with pending points."""
+    from bofire.data_models.domain.api import Domain, Inputs, Outputs
+    from bofire.data_models.features.api import CategoricalInput, ContinuousOutput, DiscreteInput
+    from bofire.data_models.objectives.api import MaximizeObjective
+
+    from bofire_bark.optimize.library import build_library, optimize_library
+    from bofire_bark.optimize.outputs import output_acquisition
+    from bofire_bark.settings import AcquisitionSettings
+
+    domain = Domain(inputs=Inputs(features=[
+        DiscreteInput(key="a", values=[0.0, 1.0, 2.0, 3.0, 4.0]),
+        CategoricalInput(key="c", categories=["p", "q", "r"])]),
+        outputs=Outputs(features=[ContinuousOutput(key="y", objective=MaximizeObjective())]))
+    space, post = fit(domain, lambda X: np.sin(X[:, 0]) * (X[:, 1] == 1), n=8, n_trees=4)
+    # a smooth coordinate on the discrete index (a finite domain has no continuous range)
+    post = smooth_posterior(post, _box(domain, space, post), [0], [0.4], 5)
+    lib = build_library(domain, space)
+    pend = lib.X[[3]]
+    res = optimize_library(lib, {"y": post}, output_acquisition(domain, {"y": post}), space,
+                           AcquisitionSettings(rule=rule), pending=pend)
+    problem, systems = build_problem(post, domain, space, pending=pend, gps=False, rule=rule)
+    assert res.ucb == pytest.approx(_score(problem, systems, lib.X).max(), abs=1e-10)
