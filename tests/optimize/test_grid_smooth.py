@@ -332,3 +332,45 @@ def test_library_scores_a_smooth_share_by_the_engine(rule):
                            AcquisitionSettings(rule=rule), pending=pend)
     problem, systems = build_problem(post, domain, space, pending=pend, gps=False, rule=rule)
     assert res.ucb == pytest.approx(_score(problem, systems, lib.X).max(), abs=1e-10)
+
+
+@pytest.mark.parametrize("rule", ["ucb", "nei"])
+def test_batch_from_the_frontier_proves_each_optimum(mixed_smooth, rule):
+    """A 3-batch, each search starting from the partition the one before left (one more
+    pending point can only lower a smooth share's acquisition too): every candidate is the
+    best cell of its conditioned acquisition."""
+    from bofire_bark.optimize.grid.driver import Frontier
+
+    frontier, pending = Frontier(), None
+    for i in range(3):
+        problem, systems, grid, cons = grid_of(mixed_smooth, rule, pending=pending)
+        assert frontier.fits(grid) == (i > 0)  # the search starts from the boxes left
+        res = gr.search(grid, cons, None, -np.inf, search_settings(), frontier=frontier)
+        best = _score(problem, systems, np.array(list(cells(grid, problem.box)))).max()
+        assert res.status == "optimal"
+        assert res.value == pytest.approx(best, abs=1e-9)
+        assert res.bound == pytest.approx(best, abs=1e-9)
+        pending = res.x[None] if pending is None else np.vstack([pending, res.x])
+
+
+def test_constrained_search_holds_its_bound():
+    """Three smooth inputs under a linear inequality (the Python loop, feasible points in
+    decided boxes): the answer is feasible, at least the best feasible cell centre and
+    within its proven bound."""
+    from bofire.data_models.constraints.api import LinearInequalityConstraint
+
+    domain = continuous_domain(3, [LinearInequalityConstraint(
+        features=["x0", "x1"], coefficients=[1.0, 1.0], rhs=1.2)])
+    space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) + X[:, 1] - X[:, 2], n=12,
+                      n_trees=5, seed=4)
+    post = smooth_posterior(post, _box(domain, space, post), [0, 1, 2], [0.3, 0.3, 0.5], 4)
+    problem, systems, grid, cons = grid_of((domain, space, post))
+    X = np.array(list(cells(grid, problem.box)))
+    X = X[[cons.satisfied(x) for x in X]]
+    best = systems.integrated_ucb(X, KAPPA).max()
+    res = gr.search(grid, cons, None, -np.inf, search_settings())
+    assert res.status == "optimal" and cons.satisfied(res.x)
+    assert res.value >= best - 1e-9
+    assert res.bound >= res.value - 1e-12
+    assert systems.integrated_ucb(res.x[None], KAPPA)[0] == pytest.approx(res.value,
+                                                                           abs=1e-9)
