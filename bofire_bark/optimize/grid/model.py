@@ -1,5 +1,7 @@
 """The posterior flattened for the bound kernels (``grid.bound``): trees, leaf systems and the
-multipliers of the Lagrangian relaxation as flat arrays, on the grid of split thresholds.
+multipliers of the Lagrangian relaxation as flat arrays, on the grid of split thresholds; with
+a smooth share (``engine.smooth``) its N-space systems, the bins of its coordinates and one
+tree of splits at the bin edges per coordinate.
 """
 
 from __future__ import annotations
