@@ -20,13 +20,15 @@ from bofire_bark.optimize.problem import build_problem
 KAPPA = 1.96
 
 
-def smooth_posterior(post, box, cols, lengths, n_bins, seed=0):
+def smooth_posterior(post, box, cols, lengths, n_bins, seed=0, lower=None, upper=None):
     """``post`` with a smooth share on the continuous columns ``cols`` (random shares in
-    (0.2, 0.9), one per sample: the trees need not have been sampled under it)."""
+    (0.2, 0.9), one per sample: the trees need not have been sampled under it), scaled by the
+    box's bounds or by ``lower``, ``upper``."""
     S = len(post.samples["sigma2"])
     samples = dict(post.samples)
     samples["smooth_share"] = np.random.default_rng(seed).uniform(0.2, 0.9, S)
-    kernel = SmoothKernel(cols=cols, lower=box.lower[cols], upper=box.upper[cols],
+    kernel = SmoothKernel(cols=cols, lower=box.lower[cols] if lower is None else lower,
+                          upper=box.upper[cols] if upper is None else upper,
                           lengths=lengths, n_bins=n_bins)
     return dataclasses.replace(post, samples=samples, smooth=kernel)
 
@@ -40,7 +42,9 @@ def _make(case):
     if case == "cont1":
         domain = continuous_domain(1)
         space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]), n=10, n_trees=6, seed=3)
-        return domain, space, smooth_posterior(post, _box(domain, space, post), [0], [0.2], 8)
+        # bins scaled to a wider range than the box's: an edge below it, one above
+        return domain, space, smooth_posterior(post, _box(domain, space, post), [0], [0.2], 8,
+                                               lower=[-0.3], upper=[1.2])
     if case == "cont3":
         domain = continuous_domain(3)
         space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1] + X[:, 2], n=12,
@@ -112,25 +116,46 @@ def bound_violations(bound, grid, problem, systems, boxes=30, seed=1) -> int:
 
 
 def test_grid_holds_the_bin_edges_and_each_cell_one_bin(small):
-    """Every bin edge is a threshold of its feature; the model's cell -> bin map is the
-    kernel's bin of every cell's centre, and of points on the edges (which go left)."""
+    """Every bin edge in [lower, upper) of the box is a threshold of its feature; the model's
+    cell -> bin map is the kernel's bin of every cell's centre, and of points on the edges
+    (which go left)."""
     problem, systems, grid, _ = grid_of(small)
     kernel = small[2].smooth
     bm = grid.gm.bm
     for j, col in enumerate(kernel.cols):
         t = grid.gm.thresholds[col]
-        assert np.isin(kernel.edges(j), t).all()
+        edges = kernel.edges(j)
+        inside = (edges >= problem.box.lower[col]) & (edges < problem.box.upper[col])
+        assert np.isin(edges[inside], t).all() and not np.isin(edges[~inside], t).any()
+        edges = edges[inside]
         lo, hi, cat = grid.root()
         for c in range(len(t) + 1):
             lo[col] = hi[col] = c
             x = gr.driver.centre(grid, lo, hi, cat)
             assert kernel.bins(x[None])[0, j] == bm.sm_cbin[j, c]
-        X = np.repeat(gr.driver.centre(grid, *grid.root())[None], len(kernel.edges(j)), 0)
-        X[:, col] = kernel.edges(j)
-        cell = np.searchsorted(t, kernel.edges(j), side="left")
+        X = np.repeat(gr.driver.centre(grid, *grid.root())[None], len(edges), 0)
+        X[:, col] = edges
+        cell = np.searchsorted(t, edges, side="left")
         np.testing.assert_array_equal(kernel.bins(X)[:, j], bm.sm_cbin[j, cell])
         ours = np.array([grid.value(x) for x in X])
         np.testing.assert_allclose(ours, systems.integrated_ucb(X, KAPPA), atol=1e-9)
+
+
+def test_an_edge_on_the_lower_bound():
+    """A bin edge on the box's lower bound is a threshold: cell 0 is that point alone, in the
+    bin above the edges below it; values and the proven optimum are the engine's."""
+    domain = continuous_domain(1)
+    space, post = fit(domain, lambda X: np.cos(5 * X[:, 0]), n=10, n_trees=5, seed=6)
+    post = smooth_posterior(post, _box(domain, space, post), [0], [0.3], 4, lower=[-1.0],
+                            upper=[1.0])
+    problem, systems, grid, cons = grid_of((domain, space, post))
+    assert grid.gm.thresholds[0][0] == 0.0 and grid.gm.bm.sm_cbin[0, 0] == 1
+    X = np.array([[0.0], [1e-9], [0.25], [0.5], [0.5 + 1e-9], [1.0]])
+    ours = np.array([grid.value(x) for x in X])
+    np.testing.assert_allclose(ours, systems.integrated_ucb(X, KAPPA), atol=1e-9)
+    best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), KAPPA).max()
+    res = gr.search(grid, cons, None, -np.inf, search_settings())
+    assert res.status == "optimal" and res.value == pytest.approx(best, abs=1e-9)
 
 
 @pytest.mark.parametrize("rule", ["ucb", "ei", "nei"])
