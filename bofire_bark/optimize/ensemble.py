@@ -14,7 +14,7 @@ continuous or discrete feature (``thresholds[j]``, sorted).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -241,6 +241,20 @@ def build_ensemble(samples: dict[str, np.ndarray], box: InputBox) -> TreeEnsembl
     return TreeEnsemble(tuple(trees), tree_of, tuple(leaf_nodes), thresholds)
 
 
+def with_bin_edges(ens: TreeEnsemble, box: InputBox, kernel) -> TreeEnsemble:
+    """``ens`` whose thresholds also hold the bin edges of a smooth share's coordinates
+    (``engine.smooth.SmoothKernel``; None: ``ens``), those in [lower, upper) of the box: every
+    cell then lies in one bin, so the smooth part too is constant on a cell."""
+    if kernel is None:
+        return ens
+    thresholds = list(ens.thresholds)
+    for j, col in enumerate(kernel.cols):
+        edges = kernel.edges(j)
+        edges = edges[(edges >= box.lower[col]) & (edges < box.upper[col])]
+        thresholds[col] = np.union1d(thresholds[col], edges).astype(np.float64)
+    return replace(ens, thresholds=tuple(thresholds))
+
+
 def distinct_samples(samples: dict[str, np.ndarray]) -> tuple[list[int], list[float]]:
     """The first of each group of identical posterior samples (same forest and noise, so the
     same GP) and how many samples each stands for: (indices, weights)."""
@@ -254,9 +268,11 @@ def distinct_groups(samples: dict[str, np.ndarray]) -> tuple[list[int], np.ndarr
     seen: dict[bytes, int] = {}
     keep: list[int] = []
     group = np.empty(len(samples["sigma2"]), dtype=np.int64)
+    # a smooth share is part of the GP: equal forests with other shares are other samples
+    keys = ("feat", "thr", "mask", "left", "right", "sigma2") + (
+        ("smooth_share",) if "smooth_share" in samples else ())
     for s in range(len(samples["sigma2"])):
-        key = b"".join(np.ascontiguousarray(samples[k][s]).tobytes()
-                       for k in ("feat", "thr", "mask", "left", "right", "sigma2"))
+        key = b"".join(np.ascontiguousarray(samples[k][s]).tobytes() for k in keys)
         if key not in seen:
             seen[key] = len(keep)
             keep.append(s)

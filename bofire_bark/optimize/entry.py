@@ -45,7 +45,7 @@ from bofire_bark.optimize.incumbent import (
     find_incumbent,
     random_points,
 )
-from bofire_bark.optimize.problem import build_problem, with_tangent_cuts
+from bofire_bark.optimize.problem import SMOOTH_MIP, build_problem, with_tangent_cuts
 from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
     WITH_BOUND,
     AcquisitionResult,
@@ -256,6 +256,8 @@ class OneOutputSearch:
         self.settings = settings
         settings.validate(self.sign)
         specs = constraint_specs(self.domain, self.space)  # refuses unsupported ones first
+        if self.plan.search == "mip" and getattr(self.posterior, "smooth", None) is not None:
+            raise ValueError(SMOOTH_MIP)  # before the solver is looked up: it may be missing
         self.name = _mip_solver(self.plan, settings.kappa, specs) if (
             self.plan.search == "mip") else "bnb"
         if settings.rule in HYPERVOLUME_RULES:

@@ -368,6 +368,15 @@ def _sums(samples, kinds, systems, X, low_rank, code, sign, best):
     return mu, sd, acq
 
 
+def _moments(post, sys_k, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sample_moments`` of one output's ``SampleSystems``; a smooth share's N-space systems
+    have no leaf tables: the engine scores them (``predict_each``)."""
+    if sys_k.smooth is not None:
+        means, variances = sys_k.predict_each(X)
+        return means.mean(axis=0), np.sqrt(variances).mean(axis=0)
+    return sample_moments(post.samples, post.kinds, sys_k.systems, X)
+
+
 def _channels(acq, moments: list, kappa: float) -> np.ndarray:
     """Channel values (n, C) from each output's (mean mu, mean sd)."""
     parts = []
@@ -435,8 +444,7 @@ def optimize_library(library: Library, posteriors: dict, acq, space,
     elif rule != "ucb":
         values, rescore = _rule_values(Rule(rule, kappa), acq, posteriors, systems, X, pending)
     else:
-        moments = [sample_moments(posteriors[key].samples, posteriors[key].kinds,
-                                  sys_k.systems, X)
+        moments = [_moments(posteriors[key], sys_k, X)
                    for key, sys_k in zip(acq.keys, systems, strict=True)]
         values = acq.value(_channels(acq, moments, kappa))
         if not np.isfinite(values.max()):
@@ -473,7 +481,9 @@ def _rule_values(rule: Rule, acq, posteriors: dict, systems: list, X: np.ndarray
     post, sys_k = posteriors[acq.keys[0]], systems[0]
     sign = float(acq.channels[acq.goals[0].plus].sign)
     best = rule.incumbents(post, sys_k, sign, pending)
-    values = sample_rule_values(post.samples, post.kinds, sys_k.systems, X, rule, sign, best)
+    values = (rule.score(sys_k, X, sign, best) if sys_k.smooth is not None
+              else sample_rule_values(post.samples, post.kinds, sys_k.systems, X, rule, sign,
+                                      best))
     return values, lambda Xs: rule.score(sys_k, Xs, sign, best)
 
 
@@ -502,8 +512,7 @@ def _hypervolume_values(rule: str, acq, posteriors: dict, systems: list, X: np.n
 
     values = score(X)
     if not np.isfinite(values.max()):
-        moments = [sample_moments(posteriors[key].samples, posteriors[key].kinds,
-                                  sys_k.systems, X)
+        moments = [_moments(posteriors[key], sys_k, X)
                    for key, sys_k in zip(acq.keys, systems, strict=True)]
         _raise_limits(acq, posteriors, _channels(acq, moments, kappa))
     return values, score

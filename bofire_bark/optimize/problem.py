@@ -13,10 +13,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from bofire_bark.defaults import DEFAULT_KAPPA
-from bofire_bark.optimize.ensemble import InputBox, TreeEnsemble, build_ensemble
+from bofire_bark.optimize.ensemble import (
+    InputBox,
+    TreeEnsemble,
+    build_ensemble,
+    with_bin_edges,
+)
 from bofire_bark.optimize.rules import Rule
 from bofire_bark.optimize.sample_gp import SampleGP, acquisition_values, sample_gps, tangent_cuts
 from bofire_bark.optimize.specs import NonlinearSpec
+
+# The MIP holds leaf systems only: a smooth share's kernel has no leaf form (engine.smooth).
+SMOOTH_MIP = ("a smooth share (smooth_share) is searched by the grid branch-and-bound or a "
+              "library enumeration, not the MIP: use solver 'bnb' (or 'auto' without "
+              "nonlinear equality constraints), or a posterior without a smooth share")
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,8 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
     )
 
     check_domain_supported(domain)
+    if gps and getattr(posterior, "smooth", None) is not None:
+        raise ValueError(SMOOTH_MIP)
     specs = constraint_specs(domain, space)
     box = input_box(domain, space)
     if pending is not None:
@@ -81,7 +93,8 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
             pending = None
     systems = posterior.systems(pending)
     samples = posterior.samples
-    ens = build_ensemble(samples, box)
+    ens = with_bin_edges(build_ensemble(samples, box), box,
+                         getattr(posterior, "smooth", None))
     gp_data = _sample_gps(posterior, ens, systems, pending, form) if gps else ()
     incumbents = Rule(rule, float(kappa)).incumbents(posterior, systems, float(sign), pending)
     problem = AcquisitionProblem(box, ens, gp_data, float(kappa), float(sign), specs,

@@ -31,6 +31,32 @@ the maximum over the relaxation. Frank-Wolfe steps approach it: k starts at each
 best-mean leaf, then moves to the average (weights 2 / (i + 2)) with the leaves that maximize
 the previous linearization.
 
+A sample with a smooth share s (``engine.smooth``: k = (1 - s) k_forest + s k_rbf(u, u'),
+u(x) the bin centres of the smooth coordinates, K = (1 - s) A / m + s E + sigma2 I) has no
+leaf form, so only the N-space family applies, with alpha = K^-1 y and the smooth K^-1. The
+grid holds the bin edges (``ensemble.with_bin_edges``), so a cell lies in one bin per
+coordinate and a box spans a range of bins per coordinate; ``grid.model`` adds one tree of
+splits at the bin edges per coordinate, which no sample holds, so that a box spanning
+several bins is undecided and is cut there. With rbf_n(x) = k_rbf(u(x), u_n), separable over
+coordinates, its largest (smallest) value over a box takes in each coordinate the bin of the
+box nearest to (farthest from) u_n's:
+
+- mu_s = k^T alpha = sum_t beta[l_t] + s sum_n alpha_n rbf_n(x) with
+  beta[l] = ((1 - s) / m) sum_{n in leaf l} alpha_n, so
+  sign mu_s <= sum_t max_{l in R_t} sign beta[l]
+               + s sum_n sign alpha_n (max rbf_n if sign alpha_n > 0 else min rbf_n);
+- b^T k = ((1 - s) / m) sum_t g_b(l_t) + s sum_n b_n rbf_n(x), so the coupled bound is
+  sum_t max_{l in R_t} (sign beta[l] - kappa (1 - s) g_b(l) / (m sqrt(v0)))
+  + sum_n c_n (max rbf_n if c_n > 0 else min rbf_n), c_n = s (sign alpha_n - kappa b_n /
+  sqrt(v0)), + kappa (v0 + 1 + b^T K b) / (2 sqrt(v0)): each rbf_n is a free variable in
+  [min, max] of the relaxation (still concave), whose Frank-Wolfe iterate holds them too;
+- a decided box (one leaf per tree, one bin per coordinate) knows k: var = 1 - k^T K^-1 k,
+  exact; elsewhere the sd range is [0, 1].
+
+The smooth terms depend on x, not on a tree's copy of a feature, so the multipliers stay
+valid. Branching weighs a coordinate's bin edges by the slack its bin range leaves in the
+mean's RBF part (``_add_smooth_impacts``).
+
 The sample's bound is the smallest of these; the integrated bound their weighted mean. Another
 rule than UCB (``optimize.rules``: expected improvement, probability of improvement) takes, per
 sample, the bound A of sign mu_s (the first line), the range of sd_s and this coupled bound C
@@ -87,7 +113,8 @@ class _Work(NamedTuple):
     leaves' columns ``idx`` (tree t's are ``tstart[t]:tstart[t + 1]``), their signed means
     plus multipliers ``sb``, their terms of the tightest separable form ``phi``, the rows
     ``row`` of the decided-box variance bound, and the N-space bound's ``kv``, ``bv``, ``g``,
-    ``choice``."""
+    ``choice``; with a smooth share, the range [``rmin``, ``rmax``] of each point's RBF over
+    the box and its value ``rsel`` in the Frank-Wolfe iterate (all empty without one)."""
 
     idx: np.ndarray
     tstart: np.ndarray
@@ -98,6 +125,9 @@ class _Work(NamedTuple):
     phi: np.ndarray
     sb: np.ndarray
     choice: np.ndarray
+    rmax: np.ndarray
+    rmin: np.ndarray
+    rsel: np.ndarray
 
 
 # The per-sample kernels are inlined into box_bound: called, each would receive the whole
@@ -157,10 +187,11 @@ def _reachable(bm, box_lo, box_hi, box_cat, reach, undecided, und_start):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sample_bound(bm, s, reach, wk, use_lam, code_box):
+def _sample_bound(bm, s, reach, wk, use_lam, code_box, sm_dec):
     """Upper bound C of sign mu_s + kappa sd_s over the box whose leaves are ``reach``, with
     the bound A of sign mu_s and the range [L, B] of sd_s the kernel knows: (C, A, L, B).
-    (L = B = the exact sd on a decided box; else 0 and 1, the prior's sd.)
+    (L = B = the exact sd on a decided box; else 0 and 1, the prior's sd.) ``sm_dec``: the
+    box lies in one bin of every smooth coordinate (``_smooth_range``; True without them).
 
     Also fills ``wk.phi`` with the per-leaf terms of the tightest separable form (what
     branching weighs), in the order of the reachable leaves ``wk.idx``.
@@ -202,6 +233,8 @@ def _sample_bound(bm, s, reach, wk, use_lam, code_box):
             if v > best:
                 best = v
         mu_ub += best
+    if bm.s_share.shape[0] > 0:
+        return _smooth_bound(bm, s, wk, mu_ub, n == m and sm_dec)
     if kappa == 0.0:
         return mu_ub, mu_ub, 0.0, 1.0
     bound = mu_ub + kappa  # sd <= 1, the prior's
@@ -317,6 +350,151 @@ def _dual_bound(bm, s, wk):
     return bound, best_alpha
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _smooth_range(bm, box_lo, box_hi, wk):
+    """Each point's RBF to the box's smooth coordinates: its largest (nearest bin centre per
+    coordinate) and smallest (farthest) value into ``wk.rmax``, ``wk.rmin`` (the RBF is a
+    product over coordinates and the box's bins a product of ranges). True when the box lies
+    in one bin of every coordinate (then rmax = rmin, the exact RBF)."""
+    rmax, rmin, ubin, sm_f = wk.rmax, wk.rmin, bm.sm_ubin, bm.sm_f
+    for n in range(rmax.shape[0]):
+        rmax[n] = 1.0
+        rmin[n] = 1.0
+    decided = True
+    for j in range(bm.sm_feat.shape[0]):
+        f = bm.sm_feat[j]
+        a = bm.sm_cbin[j, box_lo[f]]
+        b = bm.sm_cbin[j, box_hi[f]]
+        if a != b:
+            decided = False
+        for n in range(rmax.shape[0]):
+            u = ubin[n, j]
+            near = a - u if u < a else (u - b if u > b else 0)
+            far = max(abs(u - a), abs(u - b))
+            rmax[n] *= sm_f[j, near]
+            rmin[n] *= sm_f[j, far]
+    return decided
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _smooth_bound(bm, s, wk, mu_forest, decided):
+    """``_sample_bound`` of a sample with a smooth share (module docstring), from the forest
+    part's mean bound ``mu_forest`` (its leaf terms in ``wk``); ``decided``: one leaf per
+    tree and one bin per coordinate, where the value is exact."""
+    sh, sign, kappa = bm.s_share[s], bm.sign, bm.kappa
+    alpha, rmax, rmin, kv = bm.sm_alpha[s], wk.rmax, wk.rmin, wk.kv
+    N = rmax.shape[0]
+    m = bm.s_tree_u.shape[1]
+    mu_ub = mu_forest
+    for n in range(N):  # each point's RBF at its extreme in the direction of its weight
+        c = sign * alpha[n]
+        mu_ub += sh * c * (rmax[n] if c > 0.0 else rmin[n])
+    if kappa == 0.0:
+        return mu_ub, mu_ub, 0.0, 1.0
+    if decided:  # k is known: the exact variance 1 - k^T K^-1 k
+        fw = (1.0 - sh) / m
+        for n in range(N):
+            kv[n] = sh * rmax[n]
+        for t in range(m):
+            c = bm.s_off[s] + wk.idx[wk.tstart[t]]
+            for e in range(bm.dptr[c], bm.dptr[c + 1]):
+                kv[bm.dind[e]] += fw
+        q = 0.0
+        for n in range(N):
+            acc = 0.0
+            for n2 in range(N):
+                acc += bm.Kinv[s, n, n2] * kv[n2]
+            q += kv[n] * acc
+        sd = np.sqrt(min(max(1.0 - q, 0.0), 1.0))
+        return mu_ub + kappa * sd, mu_ub, sd, sd
+    bound = mu_ub + kappa  # sd <= 1, the prior's
+    if bm.n_dual > 0:
+        b_dual, a_g = _dual_bound_smooth(bm, s, wk, sh)
+        if b_dual < bound:
+            bound = b_dual
+            for a in range(wk.tstart[m]):
+                wk.phi[a] -= a_g * wk.g[1, a]
+    return bound, mu_ub, 0.0, 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dual_bound_smooth(bm, s, wk, sh):
+    """``_dual_bound`` with a smooth share ``sh``: the Frank-Wolfe iterate also holds each
+    point's RBF ``wk.rsel`` in its range [rmin, rmax] (the relaxation treats them as free),
+    b^T k gains sh sum_n b_n r_n, and the linearization takes each r_n at the end its weight
+    sh (sign alpha_n - kappa b_n / sqrt(v0)) prefers."""
+    idx, tstart, sb, kv, bv, g, choice = wk.idx, wk.tstart, wk.sb, wk.kv, wk.bv, wk.g, wk.choice
+    rmax, rmin, rsel = wk.rmax, wk.rmin, wk.rsel
+    dptr, dind, Kinv, kappa, sign = bm.dptr, bm.dind, bm.Kinv, bm.kappa, bm.sign
+    alpha_y = bm.sm_alpha[s]
+    m = bm.s_tree_u.shape[1]
+    boff = bm.s_off[s]
+    N = Kinv.shape[1]
+    fw = (1.0 - sh) / m  # the forest part's weight of a shared leaf
+    for t in range(m):
+        best = -np.inf
+        for a in range(tstart[t], tstart[t + 1]):
+            v = sb[a]
+            if v > best:
+                best = v
+                choice[t] = a
+    for n in range(N):
+        rsel[n] = rmax[n] if sign * alpha_y[n] > 0.0 else rmin[n]
+    bound = np.inf
+    best_alpha = 0.0
+    n_r = tstart[m]
+    for it in range(bm.n_dual):
+        keep = 0.0 if it == 0 else 1.0 - 2.0 / (it + 2.0)
+        for n in range(N):
+            kv[n] = (0.0 if it == 0 else keep * kv[n]) + (1.0 - keep) * sh * rsel[n]
+        for t in range(m):
+            c = boff + idx[choice[t]]
+            for e in range(dptr[c], dptr[c + 1]):
+                kv[dind[e]] += (1.0 - keep) * fw
+        for n in range(N):
+            acc = 0.0
+            for n2 in range(N):
+                acc += Kinv[s, n, n2] * kv[n2]
+            bv[n] = acc
+        bk = 0.0
+        for n in range(N):
+            bk += bv[n] * kv[n]
+        const = 1.0 + bk
+        for a in range(n_r):
+            c = boff + idx[a]
+            acc = 0.0
+            for e in range(dptr[c], dptr[c + 1]):
+                acc += bv[dind[e]]
+            g[0, a] = acc
+        v0 = min(max(1.0 - bk, 1e-6), 1.0)
+        for _rep in range(2):
+            sq = np.sqrt(v0)
+            alpha = kappa * fw / sq
+            tot = kappa * (v0 + const) / (2.0 * sq)
+            vsum = const
+            for t in range(m):
+                best = -np.inf
+                for a in range(tstart[t], tstart[t + 1]):
+                    v = sb[a] - alpha * g[0, a]
+                    if v > best:
+                        best = v
+                        choice[t] = a
+                tot += best
+                vsum -= 2.0 * fw * g[0, choice[t]]
+            for n in range(N):
+                c = sh * (sign * alpha_y[n] - kappa * bv[n] / sq)
+                r = rmax[n] if c > 0.0 else rmin[n]
+                rsel[n] = r
+                tot += c * r
+                vsum -= 2.0 * sh * bv[n] * r
+            if tot < bound:
+                bound = tot
+                best_alpha = alpha
+                g[1, :n_r] = g[0, :n_r]
+            v0 = min(max(vsum, 1e-6), 1.0)
+    return bound, best_alpha
+
+
 @njit(cache=True, nogil=True)
 def _best_code(lam, off, n_codes, leaf_mask, box_mask):
     """max of lam[off + c] over the codes c allowed by both bit sets."""
@@ -394,6 +572,41 @@ def _add_impacts(bm, s, w, und_start, wk, sc, impact):
             val[leaf_off[u] + idx[a] - s_base[s, t]] = -np.inf
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_smooth_impacts(bm, box_lo, box_hi, und_start, rmax, impact):
+    """Give the bin edges' undecided splits of each smooth coordinate j (no sample's trees
+    weigh them) half of the slack its range leaves in the mean's RBF part on each side:
+    sum_s w_s sh_s sum_n |alpha_sn| rmax_n (1 - f_min / f_max), with f the coordinate's RBF
+    factor of point n at its nearest and farthest bin of the box."""
+    sm_f, ubin = bm.sm_f, bm.sm_ubin
+    N = ubin.shape[0]
+    S = bm.s_share.shape[0]
+    for j in range(bm.sm_feat.shape[0]):
+        u_j = bm.sm_tree_u[j]
+        lo, hi = und_start[u_j], und_start[u_j + 1]
+        if lo == hi:
+            continue
+        f = bm.sm_feat[j]
+        a = bm.sm_cbin[j, box_lo[f]]
+        b = bm.sm_cbin[j, box_hi[f]]
+        slack = 0.0
+        for n in range(N):
+            u = ubin[n, j]
+            near = a - u if u < a else (u - b if u > b else 0)
+            far = max(abs(u - a), abs(u - b))
+            gap = 1.0 - sm_f[j, far] / sm_f[j, near]
+            if gap <= 0.0:
+                continue
+            weight = 0.0
+            for s in range(S):
+                weight += bm.s_weight[s] * bm.s_share[s] * abs(bm.sm_alpha[s, n])
+            slack += weight * rmax[n] * gap
+        share = 0.5 * slack / (hi - lo)
+        for q in range(lo, hi):
+            impact[q, 0] += share
+            impact[q, 1] += share
+
+
 @njit(cache=True, nogil=True)
 def feature_scores(node_feat, undecided, n_und, impact, D, product):
     """Per feature, how much cutting it promises (``box_bound``'s branching): what its undecided
@@ -446,9 +659,11 @@ def _work(bm):
     for s in range(S):
         pmax = max(pmax, bm.s_off[s + 1] - bm.s_off[s])
     N = bm.Kinv.shape[1]
+    Ns = bm.sm_ubin.shape[0]
     return _Work(np.empty(pmax, dtype=np.int64), np.empty(m + 1, dtype=np.int64),
                  np.empty(pmax), np.empty(N), np.empty(N), np.empty((2, pmax)),
-                 np.empty(pmax), np.empty(pmax), np.empty(m, dtype=np.int64))
+                 np.empty(pmax), np.empty(pmax), np.empty(m, dtype=np.int64),
+                 np.empty(Ns), np.empty(Ns), np.empty(Ns))
 
 
 @njit(cache=True, nogil=True)
@@ -475,11 +690,15 @@ def box_bound(bm, box_lo, box_hi, box_cat, sc, use_lam):
     wk = _work(bm)
     with_lam = use_lam > 0 and (n_und > 0 or use_lam == LAM_EVERY_BOX)
     code_box = _code_box(bm, box_lo, box_hi, box_cat)
+    sm_dec = True
+    if bm.s_share.shape[0] > 0:
+        sm_dec = _smooth_range(bm, box_lo, box_hi, wk)
     impact = np.zeros((max(n_und, 1), 2))
     total = 0.0
     wsum = 0.0
     for s in range(S):
-        b, mu_ub, sd_lo, sd_hi = _sample_bound(bm, s, sc.reach, wk, with_lam, code_box)
+        b, mu_ub, sd_lo, sd_hi = _sample_bound(bm, s, sc.reach, wk, with_lam, code_box,
+                                               sm_dec)
         if sc.per.shape[0] > 0:
             sc.per[s, 0] = mu_ub
             sc.per[s, 1] = sd_lo
@@ -493,6 +712,8 @@ def box_bound(bm, box_lo, box_hi, box_cat, sc, use_lam):
         wsum += bm.s_weight[s]
         if n_und > 0:
             _add_impacts(bm, s, bm.s_weight[s], und_start, wk, sc, impact)
+    if n_und > 0 and bm.s_share.shape[0] > 0:
+        _add_smooth_impacts(bm, box_lo, box_hi, und_start, wk.rmax, impact)
     total /= wsum
     if not total < np.inf:  # NaN (opposite infinite sample bounds) counts as no bound
         total = np.inf

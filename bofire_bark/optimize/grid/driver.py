@@ -1,6 +1,7 @@
 """Branch-and-bound over the threshold grid: BARK's acquisition maximized with a proof.
 
-The integrated UCB is constant on the cells of the grid cut by all split thresholds, so a
+The integrated UCB is constant on the cells of the grid cut by all split thresholds (and, with
+a smooth share, the bin edges of its smooth coordinates: ``grid.bound``), so a
 best-first search over boxes of that grid (``grid.bound``) finds its global maximum: a box's
 upper bound comes from the leaves its trees can still reach, a box where every tree reaches one
 leaf has its exact value, and boxes whose bound is below the best feasible point found

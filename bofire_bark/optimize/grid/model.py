@@ -1,5 +1,7 @@
 """The posterior flattened for the bound kernels (``grid.bound``): trees, leaf systems and the
-multipliers of the Lagrangian relaxation as flat arrays, on the grid of split thresholds.
+multipliers of the Lagrangian relaxation as flat arrays, on the grid of split thresholds; with
+a smooth share (``engine.smooth``) its N-space systems, the bins of its coordinates and one
+tree of splits at the bin edges per coordinate.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bofire_bark.optimize.ensemble import CATEGORICAL, distinct_samples
+from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, distinct_samples
 from bofire_bark.optimize.grid.settings import GridSettings
 
 
@@ -40,6 +42,15 @@ class BoundModel(NamedTuple):
     ordered features in the middle), ``product`` (product score), ``kappa`` (the UCB's weight,
     or the coupling weight of another rule's bound), ``sign``.
     Rule (``optimize.rules``): ``rule`` its code, ``best`` (S,) each sample's incumbent.
+    Smooth share (``engine.smooth``; every array empty without one): ``s_share`` (S,) each
+    sample's share s (its ``beta`` are then (1 - s) / m times the sums of alpha = K^-1 y over
+    each leaf's points, its ``Kinv`` the smooth K's, and it has no ``M``); ``sm_alpha`` (S, N)
+    alpha; ``sm_ubin`` (N, Ds) the bin of each point's smooth coordinate; ``sm_f`` (Ds, B)
+    the RBF factor of coordinate j at a distance of d bins, exp(-(d / B)^2 / (2 l_j^2));
+    ``sm_feat`` (Ds,) the grid feature of each coordinate; ``sm_cbin`` (Ds, C) the bin of each
+    of its cells; ``sm_tree_u`` (Ds,) the tree of its bin edges: one more tree of the node
+    arrays per coordinate, which no sample holds, whose splits are the bin edges (so a box
+    whose cells span several bins has undecided splits there and is cut at them).
     """
 
     node_feat: np.ndarray
@@ -80,6 +91,13 @@ class BoundModel(NamedTuple):
     sign: float
     rule: int
     best: np.ndarray
+    s_share: np.ndarray
+    sm_alpha: np.ndarray
+    sm_ubin: np.ndarray
+    sm_f: np.ndarray
+    sm_feat: np.ndarray
+    sm_cbin: np.ndarray
+    sm_tree_u: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -222,6 +240,21 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
             right.append(base + node[3])
             leaf.append(-1)
         n_leaves += tree.n_leaves
+    smooth_trees = _edge_trees(getattr(posterior, "smooth", None), box, thresholds,
+                               len(feat), n_leaves)
+    for nodes in smooth_trees:
+        roots.append(len(feat))
+        leaf_off.append(n_leaves)
+        nleaf.append(sum(nd[0] < 0 for nd in nodes))
+        n_leaves += nleaf[-1]
+        for f_, thr_, left_, right_, leaf_ in nodes:
+            feat.append(f_)
+            thr.append(thr_)
+            lmask.append(np.zeros(w, np.uint64))
+            rmask.append(np.zeros(w, np.uint64))
+            left.append(left_)
+            right.append(right_)
+            leaf.append(leaf_)
     m = ens.tree_of.shape[1]
     keep, weights = distinct_samples(posterior.samples)
     s_tree_u = ens.tree_of[keep].astype(np.int64)
@@ -233,21 +266,34 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
     n_data = len(Xa)
     Kinv = np.zeros((len(keep), n_data, n_data))
     members: list[list[int]] = []  # training points of each leaf column, all samples
+    smooth = getattr(posterior, "smooth", None)
+    shares = np.zeros(len(keep) if smooth is not None else 0)
+    sm_alpha = np.zeros((len(keep), n_data) if smooth is not None else (0, 0))
     for i, s in enumerate(keep):
-        lcol, Ginv, beta, leaf_of = systems.systems[s]
+        if smooth is not None:
+            system = systems.systems[s]
+            leaf_of = system.leaf_of
+            # leaf columns are the leaves' positions: the smooth system has no lcol
+            cols = np.arange(sum(len(ens.leaf_nodes[s][t]) for t in range(m)), dtype=np.int64)
+            for t in range(m):
+                s_base[i, t] = sum(len(ens.leaf_nodes[s][u]) for u in range(t))
+        else:
+            lcol, Ginv, beta, leaf_of = systems.systems[s]
+            cols = []
+            for t in range(m):
+                s_base[i, t] = len(cols)
+                cols.extend(int(c) for c in lcol[t, ens.leaf_nodes[s][t]])
+            cols = np.asarray(cols, dtype=np.int64)
         if leaf_of.shape[1] != n_data:
             raise ValueError("the leaf systems were conditioned on other pending points than "
                              "the grid model's")
-        cols = []
-        for t in range(m):
-            s_base[i, t] = len(cols)
-            cols.extend(int(c) for c in lcol[t, ens.leaf_nodes[s][t]])
-        cols = np.asarray(cols, dtype=np.int64)
-        betas.append(beta[cols])
-        Ms.append((float(sigma2[s]) * Ginv[np.ix_(cols, cols)]).ravel())
+        if smooth is None:
+            betas.append(beta[cols])
+            Ms.append((float(sigma2[s]) * Ginv[np.ix_(cols, cols)]).ravel())
         s_off.append(s_off[-1] + len(cols))
         s_moff.append(moff)
-        moff += len(cols) ** 2
+        if smooth is None:  # a smooth sample has no leaf-space variance (M)
+            moff += len(cols) ** 2
         same = np.zeros((n_data, n_data))
         leaf_members = [[] for _ in range(len(cols))]
         for t in range(m):
@@ -258,7 +304,16 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
                 if p is not None:  # else the leaf lies outside the candidate space
                     leaf_members[s_base[i, t] + p].append(n)
         members.extend(leaf_members)
-        Kinv[i] = np.linalg.inv(same / m + float(sigma2[s]) * np.eye(n_data))
+        if smooth is None:
+            Kinv[i] = np.linalg.inv(same / m + float(sigma2[s]) * np.eye(n_data))
+            continue
+        # the forest part of mu = k^T alpha, one term per tree: (1 - s) / m times alpha
+        # summed over the leaf's points
+        shares[i] = system.share
+        sm_alpha[i] = system.alpha
+        betas.append(np.array([(1.0 - system.share) / m * system.alpha[c].sum()
+                               for c in leaf_members]))
+        Kinv[i] = system.Kinv
     # codes of the Lagrangian relaxation: categories, or bins of consecutive cells
     d = box.n_features
     n_bins = [0 if box.kinds[j] == CATEGORICAL or not lagrange_bins
@@ -310,6 +365,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
             walk(node[3], {**codes, j: right_c})
 
         walk(0, full)
+    tf_ptr.extend([len(tf_j)] * len(smooth_trees))  # the bin edges' trees: no copies
     lfirst = np.asarray(leaf, dtype=np.int64).copy()
     llast = lfirst.copy()
     for k in range(len(feat) - 1, -1, -1):  # children after their parent
@@ -344,10 +400,84 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         tree_nleaf=np.asarray(nleaf, np.int64), s_tree_u=s_tree_u, s_base=s_base,
         s_weight=np.asarray(weights, np.float64), s_off=np.asarray(s_off, np.int64),
         beta=np.concatenate(betas), s_moff=np.asarray(s_moff, np.int64),
-        M=np.concatenate(Ms), dptr=dptr, dind=dind, Kinv=Kinv, lam=np.zeros(len(lam_j)),
+        M=np.concatenate(Ms) if Ms else np.zeros(0), dptr=dptr, dind=dind, Kinv=Kinv,
+        lam=np.zeros(len(lam_j)),
         lam_ptr=lam_ptr, tf_ptr=np.asarray(tf_ptr, np.int64), tf_j=np.asarray(tf_j, np.int64),
         leaf_cm_ptr=leaf_cm_ptr, leaf_cm=leaf_cm, bin_first=bin_first, bin_last=bin_last,
         n_codes=n_codes, n_dual=int(n_dual) if rule.coupling > 0 else 0, bisect=bool(bisect),
         product=bool(product_score), kappa=rule.coupling, sign=float(problem.sign),
-        rule=rule.code, best=_incumbents(problem, keep))
+        rule=rule.code, best=_incumbents(problem, keep),
+        **_smooth_arrays(getattr(posterior, "smooth", None), box, thresholds, Xa, shares,
+                         sm_alpha, len(ens.trees)))
     return GridModel(bm, thresholds, w, n_leaves, lagrange)
+
+
+def _edge_cells(kernel, j: int, box, thresholds) -> np.ndarray:
+    """The cells (threshold indices) of smooth coordinate j's bin edges in [lower, upper) of
+    the box; each must be a threshold of the grid (``ensemble.with_bin_edges``)."""
+    col = int(kernel.cols[j])
+    if box.kinds[col] != CONTINUOUS:
+        raise ValueError(f"smooth coordinate {j} is column {col}, which is not continuous")
+    edges = kernel.edges(j)
+    edges = edges[(edges >= box.lower[col]) & (edges < box.upper[col])]
+    t = thresholds[col]
+    idx = np.searchsorted(t, edges)
+    if np.any(idx >= len(t)) or np.any(t[np.minimum(idx, len(t) - 1)] != edges):
+        raise ValueError(f"the grid's thresholds of column {col} lack the smooth share's bin "
+                         "edges (build the problem with ensemble.with_bin_edges)")
+    return idx.astype(np.int64)
+
+
+def _edge_trees(kernel, box, thresholds, k0: int, leaf0: int) -> list[list[tuple]]:
+    """Per smooth coordinate, a balanced tree of splits at its bin edges, as node rows
+    (feature, threshold index, left, right, leaf id) numbered from node ``k0`` and leaf
+    ``leaf0`` in depth-first order (the leaves below a node are consecutive)."""
+    if kernel is None:
+        return []
+    trees = []
+    for j in range(len(kernel.cols)):
+        nodes: list[list[int]] = []
+        leaf0 = _bisection(int(kernel.cols[j]), _edge_cells(kernel, j, box, thresholds),
+                           nodes, k0, leaf0)
+        trees.append([tuple(nd) for nd in nodes])
+        k0 += len(nodes)
+    return trees
+
+
+def _bisection(col: int, cells: np.ndarray, nodes: list, k0: int, leaf: int) -> int:
+    """Append to ``nodes`` the balanced tree of splits of ``col`` at ``cells`` (depth-first,
+    node ids from ``k0``, leaf ids from ``leaf``); returns the next leaf id."""
+    k = len(nodes)
+    if len(cells) == 0:
+        nodes.append([-1, -1, -1, -1, leaf])
+        return leaf + 1
+    mid = len(cells) // 2
+    nodes.append([col, int(cells[mid]), k0 + k + 1, -1, -1])
+    leaf = _bisection(col, cells[:mid], nodes, k0, leaf)
+    nodes[k][3] = k0 + len(nodes)
+    return _bisection(col, cells[mid + 1:], nodes, k0, leaf)
+
+
+def _smooth_arrays(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -> dict:
+    """The ``BoundModel``'s smooth-share arrays (all empty without a kernel)."""
+    if kernel is None:
+        return dict(s_share=np.zeros(0), sm_alpha=np.zeros((0, 0)),
+                    sm_ubin=np.zeros((0, 0), np.int64), sm_f=np.zeros((0, 0)),
+                    sm_feat=np.zeros(0, np.int64), sm_cbin=np.zeros((0, 0), np.int64),
+                    sm_tree_u=np.zeros(0, np.int64))
+    ds, nb = len(kernel.cols), int(kernel.n_bins)
+    dist = np.arange(nb) / nb
+    sm_f = np.exp(-0.5 * (dist[None, :] / kernel.lengths[:, None]) ** 2)
+    n_cells = max(len(thresholds[int(c)]) + 1 for c in kernel.cols)
+    sm_cbin = np.zeros((ds, n_cells), dtype=np.int64)
+    for j, col in enumerate(kernel.cols):
+        edges, t = kernel.edges(j), thresholds[int(col)]
+        # a cell (t[c-1], t[c]] holds no edge inside: its bin is the number of edges <= t[c-1]
+        # (cell 0: the edges below the box's lower bound)
+        sm_cbin[j, 0] = np.searchsorted(edges, box.lower[col], side="left")
+        sm_cbin[j, 1:len(t) + 1] = np.searchsorted(edges, t, side="right")
+    return dict(s_share=np.ascontiguousarray(shares, np.float64),
+                sm_alpha=np.ascontiguousarray(sm_alpha, np.float64),
+                sm_ubin=np.ascontiguousarray(kernel.bins(Xa), np.int64),
+                sm_f=np.ascontiguousarray(sm_f), sm_feat=kernel.cols.astype(np.int64),
+                sm_cbin=sm_cbin, sm_tree_u=np.arange(n_trees, n_trees + ds, dtype=np.int64))

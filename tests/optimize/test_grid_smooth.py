@@ -1,0 +1,401 @@
+"""The grid branch-and-bound on posteriors with a smooth share (``engine.smooth``): bin edges
+in the grid, a point's value the engine's, bounds never below the best cell of a box (and a
+bound broken on purpose caught), the brute-force optimum proven by both box loops and through
+``entry.prepare_search``, with pending points; the MIP refuses such a posterior."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from acq_helpers import cells, continuous_domain, fit, mixed_domain, random_box, search_settings
+
+from bofire_bark.engine.smooth import SmoothKernel
+from bofire_bark.optimize import grid as gr
+from bofire_bark.optimize.ensemble import CATEGORICAL
+from bofire_bark.optimize.entry import prepare_search
+from bofire_bark.optimize.problem import build_problem
+
+KAPPA = 1.96
+
+
+def smooth_posterior(post, box, cols, lengths, n_bins, seed=0, lower=None, upper=None):
+    """``post`` with a smooth share on the continuous columns ``cols`` (random shares in
+    (0.2, 0.9), one per sample: the trees need not have been sampled under it), scaled by the
+    box's bounds or by ``lower``, ``upper``."""
+    S = len(post.samples["sigma2"])
+    samples = dict(post.samples)
+    samples["smooth_share"] = np.random.default_rng(seed).uniform(0.2, 0.9, S)
+    kernel = SmoothKernel(cols=cols, lower=box.lower[cols] if lower is None else lower,
+                          upper=box.upper[cols] if upper is None else upper,
+                          lengths=lengths, n_bins=n_bins)
+    return dataclasses.replace(post, samples=samples, smooth=kernel)
+
+
+def _box(domain, space, post):
+    problem, _ = build_problem(post, domain, space, KAPPA, gps=False)
+    return problem.box
+
+
+def _make(case):
+    if case == "cont1":
+        domain = continuous_domain(1)
+        space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]), n=10, n_trees=6, seed=3)
+        # bins scaled to a wider range than the box's: an edge below it, one above
+        return domain, space, smooth_posterior(post, _box(domain, space, post), [0], [0.2], 8,
+                                               lower=[-0.3], upper=[1.2])
+    if case == "cont3":
+        domain = continuous_domain(3)
+        space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) * X[:, 1] + X[:, 2], n=12,
+                          n_trees=5, seed=1)
+        return domain, space, smooth_posterior(post, _box(domain, space, post), [0, 1, 2],
+                                               [0.3, 0.5, 0.4], 4, seed=1)
+    domain = mixed_domain()  # x1, x2 continuous (smooth), d discrete, c categorical
+    space, post = fit(domain, lambda X: np.sin(3 * X[:, 0]) + X[:, 1] * (X[:, 3] == 1), n=12,
+                      n_trees=5, seed=2)
+    return domain, space, smooth_posterior(post, _box(domain, space, post), [0, 1],
+                                           [0.3, 0.5], 5, seed=2)
+
+
+@pytest.fixture(scope="module", params=["cont1", "cont3", "mixed"])
+def small(request):
+    return _make(request.param)
+
+
+@pytest.fixture(scope="module")
+def mixed_smooth():
+    return _make("mixed")
+
+
+def grid_of(small, rule="ucb", sign=1.0, pending=None, kappa=KAPPA, numba_loop=False):
+    domain, space, post = small
+    problem, systems = build_problem(post, domain, space, kappa, sign, pending, gps=False,
+                                     rule=rule)
+    grid = gr.Grid(gr.grid_model(problem, systems, post, pending, numba_loop=numba_loop),
+                   problem.box)
+    cons = gr.Constraints(problem.constraints, problem.box, problem.delta)
+    return problem, systems, grid, cons
+
+
+def _score(problem, systems, X):
+    return problem.acquisition_rule.score(systems, X, problem.sign, problem.incumbents)
+
+
+def _pending(small, n=2, seed=5):
+    domain, space, _ = small
+    return space.encode(domain.inputs.sample(n, seed=seed))
+
+
+def _cells_in(grid, box, lo, hi, cat):
+    """Every cell of the grid inside the box (lo, hi, cat), as encoded points (centres)."""
+    keep = []
+    for x in cells(grid, box):
+        c_lo, _c_hi, c_cat = grid.cell_of(x)
+        ordered = box.kinds != CATEGORICAL
+        if np.any(ordered & ((c_lo < lo) | (c_lo > hi))):
+            continue
+        if all((cat[j] & c_cat[j]).any() for j in range(grid.d) if not ordered[j]):
+            keep.append(x)
+    return np.array(keep)
+
+
+def bound_violations(bound, grid, problem, systems, boxes=30, seed=1) -> int:
+    """Random boxes (dives from the root) whose ``bound(lo, hi, cat)`` is below the best cell
+    inside, or differs from the exact value on a decided box."""
+    rng = np.random.default_rng(seed)
+    bad = 0
+    for _ in range(boxes):
+        lo, hi, cat = random_box(grid, rng, depth=int(rng.integers(0, 10)))
+        _ub, n_und, _ = grid.bound(lo, hi, cat)
+        ub = bound(lo, hi, cat)
+        values = _score(problem, systems, _cells_in(grid, problem.box, lo, hi, cat))
+        if values.max() > ub + 1e-9 or (n_und == 0 and abs(values.max() - ub) > 1e-9):
+            bad += 1
+    return bad
+
+
+def test_grid_holds_the_bin_edges_and_each_cell_one_bin(small):
+    """Every bin edge in [lower, upper) of the box is a threshold of its feature; the model's
+    cell -> bin map is the kernel's bin of every cell's centre, and of points on the edges
+    (which go left)."""
+    problem, systems, grid, _ = grid_of(small)
+    kernel = small[2].smooth
+    bm = grid.gm.bm
+    for j, col in enumerate(kernel.cols):
+        t = grid.gm.thresholds[col]
+        edges = kernel.edges(j)
+        inside = (edges >= problem.box.lower[col]) & (edges < problem.box.upper[col])
+        assert np.isin(edges[inside], t).all() and not np.isin(edges[~inside], t).any()
+        edges = edges[inside]
+        lo, hi, cat = grid.root()
+        for c in range(len(t) + 1):
+            lo[col] = hi[col] = c
+            x = gr.driver.centre(grid, lo, hi, cat)
+            assert kernel.bins(x[None])[0, j] == bm.sm_cbin[j, c]
+        X = np.repeat(gr.driver.centre(grid, *grid.root())[None], len(edges), 0)
+        X[:, col] = edges
+        cell = np.searchsorted(t, edges, side="left")
+        np.testing.assert_array_equal(kernel.bins(X)[:, j], bm.sm_cbin[j, cell])
+        ours = np.array([grid.value(x) for x in X])
+        np.testing.assert_allclose(ours, systems.integrated_ucb(X, KAPPA), atol=1e-9)
+
+
+def test_an_edge_on_the_lower_bound():
+    """A bin edge on the box's lower bound is a threshold: cell 0 is that point alone, in the
+    bin above the edges below it; values and the proven optimum are the engine's."""
+    domain = continuous_domain(1)
+    space, post = fit(domain, lambda X: np.cos(5 * X[:, 0]), n=10, n_trees=5, seed=6)
+    post = smooth_posterior(post, _box(domain, space, post), [0], [0.3], 4, lower=[-1.0],
+                            upper=[1.0])
+    problem, systems, grid, cons = grid_of((domain, space, post))
+    assert grid.gm.thresholds[0][0] == 0.0 and grid.gm.bm.sm_cbin[0, 0] == 1
+    X = np.array([[0.0], [1e-9], [0.25], [0.5], [0.5 + 1e-9], [1.0]])
+    ours = np.array([grid.value(x) for x in X])
+    np.testing.assert_allclose(ours, systems.integrated_ucb(X, KAPPA), atol=1e-9)
+    best = systems.integrated_ucb(np.array(list(cells(grid, problem.box))), KAPPA).max()
+    res = gr.search(grid, cons, None, -np.inf, search_settings())
+    assert res.status == "optimal" and res.value == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("rule", ["ucb", "ei", "nei"])
+@pytest.mark.parametrize("pending", [False, True])
+def test_value_at_points_is_the_engines(small, rule, pending):
+    """A point is a decided box (one leaf per tree, one bin per smooth coordinate): its bound
+    is the rule's exact value, from the smooth system's K^-1 (with pending points too)."""
+    domain, space, _ = small
+    pend = _pending(small) if pending else None
+    problem, systems, grid, _ = grid_of(small, rule, pending=pend)
+    X = space.encode(domain.inputs.sample(100, seed=1))
+    ours = np.array([grid.value(x) for x in X])
+    np.testing.assert_allclose(ours, _score(problem, systems, X), atol=1e-9)
+    if rule == "ucb":
+        np.testing.assert_allclose(ours, systems.integrated_ucb(X, KAPPA), atol=1e-9)
+
+
+@pytest.mark.parametrize(("rule", "sign"), [("ucb", 1.0), ("ucb", -1.0), ("ei", 1.0),
+                                            ("nei", -1.0), ("pi", 1.0)])
+def test_bound_holds_on_random_boxes(small, rule, sign):
+    problem, systems, grid, _ = grid_of(small, rule, sign, pending=_pending(small))
+    assert bound_violations(lambda *b: grid.bound(*b)[0], grid, problem, systems) == 0
+
+
+def _mean_bound(grid, kernel, lo, hi, cat, broken=False):
+    """The integrated mean bound (kappa 0) in numpy: per sample the best reachable leaf of
+    every tree plus sh sum_n alpha_n rbf_n with each rbf at its largest (alpha_n > 0) or
+    smallest value over the box's bins; ``broken``: at the other end."""
+    bm = grid.gm.bm
+    grid.bound(lo, hi, cat)  # leaves the reachable leaves in the scratch
+    reach = grid.scratch[0].reach
+    nb = int(kernel.n_bins)
+    lo_bin = np.array([bm.sm_cbin[j, lo[c]] for j, c in enumerate(kernel.cols)])
+    hi_bin = np.array([bm.sm_cbin[j, hi[c]] for j, c in enumerate(kernel.cols)])
+    U = bm.sm_ubin
+    near = np.clip(U, lo_bin, hi_bin) - U
+    far = np.maximum(np.abs(U - lo_bin), np.abs(U - hi_bin))
+    rbf_hi = np.exp(-0.5 * ((near / nb / kernel.lengths) ** 2).sum(axis=1))
+    rbf_lo = np.exp(-0.5 * ((far / nb / kernel.lengths) ** 2).sum(axis=1))
+    total = 0.0
+    for s in range(len(bm.s_weight)):
+        mu = 0.0
+        for t in range(bm.s_tree_u.shape[1]):
+            u = bm.s_tree_u[s, t]
+            leaves = np.flatnonzero(reach[bm.leaf_off[u]:bm.leaf_off[u] + bm.tree_nleaf[u]])
+            mu += np.max(bm.sign * bm.beta[bm.s_off[s] + bm.s_base[s, t] + leaves])
+        c = bm.sign * bm.sm_alpha[s]
+        up = (c > 0) != broken
+        mu += bm.s_share[s] * np.sum(c * np.where(up, rbf_hi, rbf_lo))
+        total += bm.s_weight[s] * mu
+    return total / np.sum(bm.s_weight)
+
+
+def test_a_broken_bound_is_caught(mixed_smooth):
+    """The mean bound (kappa 0) in numpy equals the kernel's on random boxes and passes the
+    check; the same bound with each point's RBF at the wrong end of its range (the smallest
+    where alpha_n > 0) falls below cells inside boxes, and the check says so."""
+    problem, systems, grid, _ = grid_of(mixed_smooth, kappa=0.0)
+    kernel = mixed_smooth[2].smooth
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        box = random_box(grid, rng, depth=int(rng.integers(0, 8)))
+        assert _mean_bound(grid, kernel, *box) == pytest.approx(grid.bound(*box)[0],
+                                                                abs=1e-12)
+    assert bound_violations(lambda *b: _mean_bound(grid, kernel, *b), grid, problem,
+                            systems) == 0
+    assert bound_violations(lambda *b: _mean_bound(grid, kernel, *b, broken=True), grid,
+                            problem, systems) > 0
+
+
+@pytest.mark.parametrize("numba_loop", [True, False])
+@pytest.mark.parametrize(("rule", "sign"), [("ucb", 1.0), ("ucb", -1.0), ("ei", 1.0),
+                                            ("nei", 1.0)])
+def test_search_proves_the_brute_force_optimum(small, rule, sign, numba_loop):
+    """No start, gap 0: the best of every cell (the engine's values), proven, by either box
+    loop (the Python one with multipliers on a categorical feature)."""
+    problem, systems, grid, cons = grid_of(small, rule, sign, numba_loop=numba_loop)
+    best = _score(problem, systems, np.array(list(cells(grid, problem.box)))).max()
+    res = gr.search(grid, cons, None, -np.inf, search_settings(grid=gr.GridSettings(threads=1)),
+                    numba_loop=numba_loop)
+    assert res.status == "optimal"
+    assert res.value == pytest.approx(best, abs=1e-9)
+    assert res.bound == pytest.approx(best, abs=1e-9)
+    assert _score(problem, systems, res.x[None])[0] == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("rule", ["ucb", "nei"])
+def test_prepare_search_proves_the_optimum_with_pending_points(mixed_smooth, rule):
+    """Through the studies' seam, with two pending points: the proven answer is the best
+    cell of the conditioned posterior, scored by the engine."""
+    domain, space, post = mixed_smooth
+    pend = _pending(mixed_smooth)
+    job = prepare_search(post, domain, space, rule=rule, pending=pend, mip_gap=0.0,
+                         abs_gap=0.0, time_limit=60.0)
+    res = job.solve(job.start())
+    problem, systems, grid, _ = grid_of(mixed_smooth, rule, pending=pend)
+    best = _score(problem, systems, np.array(list(cells(grid, problem.box)))).max()
+    assert res.status == "optimal"
+    assert res.ucb == pytest.approx(best, abs=1e-9)
+    assert _score(problem, systems, res.x[None])[0] == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["scip", "gurobi", "highs"])
+def test_the_mip_refuses_a_smooth_share(mixed_smooth, solver):
+    """The MIP holds leaf systems only: the error names the smooth share first, before the
+    solver is looked up."""
+    domain, space, post = mixed_smooth
+    with pytest.raises(ValueError, match=r"^a smooth share \(smooth_share\) is searched by "
+                                         "the grid branch-and-bound"):
+        prepare_search(post, domain, space, solver=solver, kappa=0.0 if solver == "highs"
+                       else KAPPA)
+    with pytest.raises(ValueError, match=r"^a smooth share"):
+        build_problem(post, domain, space, gps=True)
+
+
+def _two_outputs():
+    """Two objectives (y1 maximized, y2 minimized) on x1, x2 and a category, each output's
+    posterior with its own smooth share on x1, x2."""
+    from bofire.data_models.domain.api import Domain, Inputs, Outputs
+    from bofire.data_models.features.api import (
+        CategoricalInput,
+        ContinuousInput,
+        ContinuousOutput,
+    )
+    from bofire.data_models.objectives.api import MaximizeObjective, MinimizeObjective
+
+    from bofire_bark.space import SplitSpace
+
+    inputs = Inputs(features=[ContinuousInput(key="x1", bounds=(0, 1)),
+                              ContinuousInput(key="x2", bounds=(0, 1)),
+                              CategoricalInput(key="c", categories=["a", "b"])])
+    domain = Domain(inputs=inputs, outputs=Outputs(features=[
+        ContinuousOutput(key="y1", objective=MaximizeObjective()),
+        ContinuousOutput(key="y2", objective=MinimizeObjective())]))
+    space = SplitSpace.from_domain(domain)
+    X = space.encode(inputs.sample(12, seed=4))
+    fs = {"y1": lambda X: np.sin(3 * X[:, 0]) + X[:, 2],
+          "y2": lambda X: X[:, 1] - X[:, 0] * X[:, 2]}
+    box = None
+    posts = {}
+    for i, key in enumerate(fs):
+        post = fit(domain, fs[key], n_trees=4, seed=i, X=X)[1]
+        box = _box(domain, space, post) if box is None else box
+        posts[key] = smooth_posterior(post, box, [0, 1], [0.3 + 0.2 * i, 0.4], 4, seed=i)
+    return domain, space, posts
+
+
+@pytest.mark.parametrize("rule", ["ucb", "ehvi"])
+def test_several_outputs_prove_the_brute_force_optimum(rule):
+    """Two smooth outputs on one grid (the union of both grids' thresholds and bin edges),
+    scalarized UCB or the expected hypervolume improvement: the proven answer is the best
+    cell, scored by the engine."""
+    from bofire_bark.optimize.entry import _Outputs, optimize_outputs
+    from bofire_bark.optimize.outputs import output_acquisition
+    from bofire_bark.settings import AcquisitionSettings
+    from bofire_bark.space.finite import plan_search
+
+    domain, space, posts = _two_outputs()
+    acq = output_acquisition(domain, posts)
+    res = optimize_outputs(posts, acq, domain, space, rule=rule, mip_gap=0.0, abs_gap=0.0,
+                           time_limit=60.0)
+    job = _Outputs(posts, acq, domain, space, None,
+                   plan_search(domain, AcquisitionSettings(), space))
+    settings = AcquisitionSettings(rule=rule)
+    job.prepare(settings)
+    job.build(settings)
+    for j, col in enumerate(posts["y1"].smooth.cols):
+        assert np.isin(posts["y1"].smooth.edges(j), job.thresholds[col]).all()
+    grid = gr.Grid(gr.grid_model(job.problems[0], job.systems[0], posts["y1"],
+                                 thresholds=job.thresholds), job.box)
+    best = job.score(np.array(list(cells(grid, job.box)))).max()
+    assert res.status == "optimal"
+    assert res.ucb == pytest.approx(best, abs=1e-9)
+    assert res.bound == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("rule", ["ucb", "nei"])
+def test_library_scores_a_smooth_share_by_the_engine(rule):
+    """A finite domain's enumeration (no leaf tables for N-space systems): its point is the
+    best library point under the engine's scores, with pending points."""
+    from bofire.data_models.domain.api import Domain, Inputs, Outputs
+    from bofire.data_models.features.api import CategoricalInput, ContinuousOutput, DiscreteInput
+    from bofire.data_models.objectives.api import MaximizeObjective
+
+    from bofire_bark.optimize.library import build_library, optimize_library
+    from bofire_bark.optimize.outputs import output_acquisition
+    from bofire_bark.settings import AcquisitionSettings
+
+    domain = Domain(inputs=Inputs(features=[
+        DiscreteInput(key="a", values=[0.0, 1.0, 2.0, 3.0, 4.0]),
+        CategoricalInput(key="c", categories=["p", "q", "r"])]),
+        outputs=Outputs(features=[ContinuousOutput(key="y", objective=MaximizeObjective())]))
+    space, post = fit(domain, lambda X: np.sin(X[:, 0]) * (X[:, 1] == 1), n=8, n_trees=4)
+    # a smooth coordinate on the discrete index (a finite domain has no continuous range)
+    post = smooth_posterior(post, _box(domain, space, post), [0], [0.4], 5)
+    lib = build_library(domain, space)
+    pend = lib.X[[3]]
+    res = optimize_library(lib, {"y": post}, output_acquisition(domain, {"y": post}), space,
+                           AcquisitionSettings(rule=rule), pending=pend)
+    problem, systems = build_problem(post, domain, space, pending=pend, gps=False, rule=rule)
+    assert res.ucb == pytest.approx(_score(problem, systems, lib.X).max(), abs=1e-10)
+
+
+@pytest.mark.parametrize("rule", ["ucb", "nei"])
+def test_batch_from_the_frontier_proves_each_optimum(mixed_smooth, rule):
+    """A 3-batch, each search starting from the partition the one before left (one more
+    pending point can only lower a smooth share's acquisition too): every candidate is the
+    best cell of its conditioned acquisition."""
+    from bofire_bark.optimize.grid.driver import Frontier
+
+    frontier, pending = Frontier(), None
+    for i in range(3):
+        problem, systems, grid, cons = grid_of(mixed_smooth, rule, pending=pending)
+        assert frontier.fits(grid) == (i > 0)  # the search starts from the boxes left
+        res = gr.search(grid, cons, None, -np.inf, search_settings(), frontier=frontier)
+        best = _score(problem, systems, np.array(list(cells(grid, problem.box)))).max()
+        assert res.status == "optimal"
+        assert res.value == pytest.approx(best, abs=1e-9)
+        assert res.bound == pytest.approx(best, abs=1e-9)
+        pending = res.x[None] if pending is None else np.vstack([pending, res.x])
+
+
+def test_constrained_search_holds_its_bound():
+    """Three smooth inputs under a linear inequality (the Python loop, feasible points in
+    decided boxes): the answer is feasible, at least the best feasible cell centre and
+    within its proven bound."""
+    from bofire.data_models.constraints.api import LinearInequalityConstraint
+
+    domain = continuous_domain(3, [LinearInequalityConstraint(
+        features=["x0", "x1"], coefficients=[1.0, 1.0], rhs=1.2)])
+    space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) + X[:, 1] - X[:, 2], n=12,
+                      n_trees=5, seed=4)
+    post = smooth_posterior(post, _box(domain, space, post), [0, 1, 2], [0.3, 0.3, 0.5], 4)
+    problem, systems, grid, cons = grid_of((domain, space, post))
+    X = np.array(list(cells(grid, problem.box)))
+    X = X[[cons.satisfied(x) for x in X]]
+    best = systems.integrated_ucb(X, KAPPA).max()
+    res = gr.search(grid, cons, None, -np.inf, search_settings())
+    assert res.status == "optimal" and cons.satisfied(res.x)
+    assert res.value >= best - 1e-9
+    assert res.bound >= res.value - 1e-12
+    assert systems.integrated_ucb(res.x[None], KAPPA)[0] == pytest.approx(res.value,
+                                                                           abs=1e-9)
