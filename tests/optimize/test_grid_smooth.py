@@ -132,11 +132,11 @@ def test_grid_holds_the_bin_edges_and_each_cell_one_bin(small):
         for c in range(len(t) + 1):
             lo[col] = hi[col] = c
             x = gr.driver.centre(grid, lo, hi, cat)
-            assert kernel.bins(x[None])[0, j] == bm.sm_cbin[j, c]
+            assert kernel.bins(x[None])[0, j] == bm.smooth.cbin[j, c]
         X = np.repeat(gr.driver.centre(grid, *grid.root())[None], len(edges), 0)
         X[:, col] = edges
         cell = np.searchsorted(t, edges, side="left")
-        np.testing.assert_array_equal(kernel.bins(X)[:, j], bm.sm_cbin[j, cell])
+        np.testing.assert_array_equal(kernel.bins(X)[:, j], bm.smooth.cbin[j, cell])
         ours = np.array([grid.value(x) for x in X])
         np.testing.assert_allclose(ours, systems.integrated_ucb(X, KAPPA), atol=1e-9)
 
@@ -149,7 +149,7 @@ def test_an_edge_on_the_lower_bound():
     post = smooth_posterior(post, _box(domain, space, post), [0], [0.3], 4, lower=[-1.0],
                             upper=[1.0])
     problem, systems, grid, cons = grid_of((domain, space, post))
-    assert grid.gm.thresholds[0][0] == 0.0 and grid.gm.bm.sm_cbin[0, 0] == 1
+    assert grid.gm.thresholds[0][0] == 0.0 and grid.gm.bm.smooth.cbin[0, 0] == 1
     X = np.array([[0.0], [1e-9], [0.25], [0.5], [0.5 + 1e-9], [1.0]])
     ours = np.array([grid.value(x) for x in X])
     np.testing.assert_allclose(ours, systems.integrated_ucb(X, KAPPA), atol=1e-9)
@@ -188,9 +188,9 @@ def _mean_bound(grid, kernel, lo, hi, cat, broken=False):
     grid.bound(lo, hi, cat)  # leaves the reachable leaves in the scratch
     reach = grid.scratch[0].reach
     nb = int(kernel.n_bins)
-    lo_bin = np.array([bm.sm_cbin[j, lo[c]] for j, c in enumerate(kernel.cols)])
-    hi_bin = np.array([bm.sm_cbin[j, hi[c]] for j, c in enumerate(kernel.cols)])
-    U = bm.sm_ubin
+    lo_bin = np.array([bm.smooth.cbin[j, lo[c]] for j, c in enumerate(kernel.cols)])
+    hi_bin = np.array([bm.smooth.cbin[j, hi[c]] for j, c in enumerate(kernel.cols)])
+    U = bm.smooth.ubin
     near = np.clip(U, lo_bin, hi_bin) - U
     far = np.maximum(np.abs(U - lo_bin), np.abs(U - hi_bin))
     rbf_hi = np.exp(-0.5 * ((near / nb / kernel.lengths) ** 2).sum(axis=1))
@@ -202,9 +202,9 @@ def _mean_bound(grid, kernel, lo, hi, cat, broken=False):
             u = bm.s_tree_u[s, t]
             leaves = np.flatnonzero(reach[bm.leaf_off[u]:bm.leaf_off[u] + bm.tree_nleaf[u]])
             mu += np.max(bm.sign * bm.beta[bm.s_off[s] + bm.s_base[s, t] + leaves])
-        c = bm.sign * bm.sm_alpha[s]
+        c = bm.sign * bm.smooth.alpha[s]
         up = (c > 0) != broken
-        mu += bm.s_share[s] * np.sum(c * np.where(up, rbf_hi, rbf_lo))
+        mu += bm.smooth.share[s] * np.sum(c * np.where(up, rbf_hi, rbf_lo))
         total += bm.s_weight[s] * mu
     return total / np.sum(bm.s_weight)
 

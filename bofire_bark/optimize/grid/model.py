@@ -15,6 +15,28 @@ from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, distinct_samp
 from bofire_bark.optimize.grid.settings import GridSettings
 
 
+class SmoothModel(NamedTuple):
+    """A smooth share (``engine.smooth``) for the bound kernels, S distinct samples, N
+    training (and pending) points, Ds smooth coordinates of B bins; every array empty
+    without one. ``share`` (S,) each sample's share s (its ``BoundModel.beta`` are then
+    (1 - s) / m times the sums of alpha = K^-1 y over each leaf's points, its ``Kinv`` the
+    smooth K's, and it has no ``M``); ``alpha`` (S, N); ``ubin`` (N, Ds) the bin of each
+    point's smooth coordinate; ``f`` (Ds, B) the RBF factor of coordinate j at a distance of
+    d bins, exp(-(d / B)^2 / (2 l_j^2)); ``feat`` (Ds,) the grid feature of each coordinate;
+    ``cbin`` (Ds, C) the bin of each of its cells; ``tree_u`` (Ds,) the tree of its bin
+    edges: one more tree of the node arrays per coordinate, which no sample holds, whose
+    splits are the bin edges (so a box whose cells span several bins has undecided splits
+    there and is cut at them)."""
+
+    share: np.ndarray
+    alpha: np.ndarray
+    ubin: np.ndarray
+    f: np.ndarray
+    feat: np.ndarray
+    cbin: np.ndarray
+    tree_u: np.ndarray
+
+
 class BoundModel(NamedTuple):
     """The posterior's trees and leaf systems as flat arrays, what every bound kernel reads
     (numba takes it as one argument). U distinct trees, K nodes, L leaves in all; S distinct
@@ -42,15 +64,7 @@ class BoundModel(NamedTuple):
     ordered features in the middle), ``product`` (product score), ``kappa`` (the UCB's weight,
     or the coupling weight of another rule's bound), ``sign``.
     Rule (``optimize.rules``): ``rule`` its code, ``best`` (S,) each sample's incumbent.
-    Smooth share (``engine.smooth``; every array empty without one): ``s_share`` (S,) each
-    sample's share s (its ``beta`` are then (1 - s) / m times the sums of alpha = K^-1 y over
-    each leaf's points, its ``Kinv`` the smooth K's, and it has no ``M``); ``sm_alpha`` (S, N)
-    alpha; ``sm_ubin`` (N, Ds) the bin of each point's smooth coordinate; ``sm_f`` (Ds, B)
-    the RBF factor of coordinate j at a distance of d bins, exp(-(d / B)^2 / (2 l_j^2));
-    ``sm_feat`` (Ds,) the grid feature of each coordinate; ``sm_cbin`` (Ds, C) the bin of each
-    of its cells; ``sm_tree_u`` (Ds,) the tree of its bin edges: one more tree of the node
-    arrays per coordinate, which no sample holds, whose splits are the bin edges (so a box
-    whose cells span several bins has undecided splits there and is cut at them).
+    Smooth share: ``smooth``, a ``SmoothModel`` (every array empty without one).
     """
 
     node_feat: np.ndarray
@@ -91,13 +105,7 @@ class BoundModel(NamedTuple):
     sign: float
     rule: int
     best: np.ndarray
-    s_share: np.ndarray
-    sm_alpha: np.ndarray
-    sm_ubin: np.ndarray
-    sm_f: np.ndarray
-    sm_feat: np.ndarray
-    sm_cbin: np.ndarray
-    sm_tree_u: np.ndarray
+    smooth: SmoothModel
 
 
 @dataclass(frozen=True)
@@ -407,8 +415,8 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         n_codes=n_codes, n_dual=int(n_dual) if rule.coupling > 0 else 0, bisect=bool(bisect),
         product=bool(product_score), kappa=rule.coupling, sign=float(problem.sign),
         rule=rule.code, best=_incumbents(problem, keep),
-        **_smooth_arrays(getattr(posterior, "smooth", None), box, thresholds, Xa, shares,
-                         sm_alpha, len(ens.trees)))
+        smooth=_smooth_model(getattr(posterior, "smooth", None), box, thresholds, Xa, shares,
+                             sm_alpha, len(ens.trees)))
     return GridModel(bm, thresholds, w, n_leaves, lagrange)
 
 
@@ -458,13 +466,12 @@ def _bisection(col: int, cells: np.ndarray, nodes: list, k0: int, leaf: int) -> 
     return _bisection(col, cells[mid + 1:], nodes, k0, leaf)
 
 
-def _smooth_arrays(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -> dict:
-    """The ``BoundModel``'s smooth-share arrays (all empty without a kernel)."""
+def _smooth_model(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -> SmoothModel:
+    """The ``BoundModel``'s ``SmoothModel`` (all arrays empty without a kernel)."""
     if kernel is None:
-        return dict(s_share=np.zeros(0), sm_alpha=np.zeros((0, 0)),
-                    sm_ubin=np.zeros((0, 0), np.int64), sm_f=np.zeros((0, 0)),
-                    sm_feat=np.zeros(0, np.int64), sm_cbin=np.zeros((0, 0), np.int64),
-                    sm_tree_u=np.zeros(0, np.int64))
+        return SmoothModel(np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0), np.int64),
+                           np.zeros((0, 0)), np.zeros(0, np.int64), np.zeros((0, 0), np.int64),
+                           np.zeros(0, np.int64))
     ds, nb = len(kernel.cols), int(kernel.n_bins)
     dist = np.arange(nb) / nb
     sm_f = np.exp(-0.5 * (dist[None, :] / kernel.lengths[:, None]) ** 2)
@@ -476,8 +483,8 @@ def _smooth_arrays(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) 
         # (cell 0: the edges below the box's lower bound)
         sm_cbin[j, 0] = np.searchsorted(edges, box.lower[col], side="left")
         sm_cbin[j, 1:len(t) + 1] = np.searchsorted(edges, t, side="right")
-    return dict(s_share=np.ascontiguousarray(shares, np.float64),
-                sm_alpha=np.ascontiguousarray(sm_alpha, np.float64),
-                sm_ubin=np.ascontiguousarray(kernel.bins(Xa), np.int64),
-                sm_f=np.ascontiguousarray(sm_f), sm_feat=kernel.cols.astype(np.int64),
-                sm_cbin=sm_cbin, sm_tree_u=np.arange(n_trees, n_trees + ds, dtype=np.int64))
+    return SmoothModel(np.ascontiguousarray(shares, np.float64),
+                       np.ascontiguousarray(sm_alpha, np.float64),
+                       np.ascontiguousarray(kernel.bins(Xa), np.int64), np.ascontiguousarray(sm_f),
+                       kernel.cols.astype(np.int64), sm_cbin,
+                       np.arange(n_trees, n_trees + ds, dtype=np.int64))
