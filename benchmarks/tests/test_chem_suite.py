@@ -53,17 +53,27 @@ def domains():
 
 
 def test_the_method_table_builds_each_problems_strategies(domains):
+    from bofire.data_models.features.api import ContinuousInput
+
     from bofire_bark.data_models import BARKSettings, BARKStrategy
 
     for name, domain in domains.items():
+        continuous = bool(domain.inputs.get(ContinuousInput).get())
         for method in chem_suite.BARK_ARMS:
             settings, kwargs = chem_suite.split_changes(chem_suite.arm_changes(method))
+            if settings.get("smooth_share") and not continuous:
+                # the libraries (MAX, photoswitches) have no continuous input to be smooth in
+                with pytest.raises(ValueError, match="smooth_share: .*no ContinuousInput"):
+                    BARKStrategy(domain=domain, surrogate_specs=BARKSettings(**settings),
+                                 **kwargs)
+                continue
             spec = BARKStrategy(domain=domain, surrogate_specs=BARKSettings(**settings),
                                 **kwargs)
             rule = type(spec.acquisition_function).__name__
             assert rule == kwargs.get("acquisition_function", {}).get("type", "qUCB")
-            expected = "lognormal" if method == "bark_lognormal" else "inverse_gamma"
-            assert spec.surrogate_specs.noise_prior == expected
+            assert spec.surrogate_specs.noise_prior == settings.get("noise_prior",
+                                                                    "inverse_gamma")
+            assert spec.surrogate_specs.smooth_share == settings.get("smooth_share", False)
         # through the modules' own seams: the arm's keywords reach the strategy they build
         for method in ("bark_lognormal", "bark_logei"):
             changes = chem_suite.arm_changes(method)
