@@ -46,6 +46,21 @@ def continuous_domain(d: int = 3, constraints=()) -> Domain:
 
 
 
+def cells_in(grid, box, lo, hi, cat):
+    """Every cell of a small grid inside the box (lo, hi, cat), as encoded points (centres)."""
+    from bofire_bark.optimize.ensemble import CATEGORICAL
+
+    keep = []
+    for x in cells(grid, box):
+        c_lo, _c_hi, c_cat = grid.cell_of(x)
+        ordered = box.kinds != CATEGORICAL
+        if np.any(ordered & ((c_lo < lo) | (c_lo > hi))):
+            continue
+        if all((cat[j] & c_cat[j]).any() for j in range(grid.d) if not ordered[j]):
+            keep.append(x)
+    return np.array(keep)
+
+
 def cells(grid, box):
     """Every cell of a small grid (``grid.Grid`` or ``MultiGrid``) as an encoded point (its
     centre)."""

@@ -9,11 +9,18 @@ import dataclasses
 
 import numpy as np
 import pytest
-from acq_helpers import cells, continuous_domain, fit, mixed_domain, random_box, search_settings
+from acq_helpers import (
+    cells,
+    cells_in,
+    continuous_domain,
+    fit,
+    mixed_domain,
+    random_box,
+    search_settings,
+)
 
 from bofire_bark.engine.smooth import SmoothKernel
 from bofire_bark.optimize import grid as gr
-from bofire_bark.optimize.ensemble import CATEGORICAL
 from bofire_bark.optimize.entry import prepare_search
 from bofire_bark.optimize.problem import build_problem
 
@@ -87,18 +94,6 @@ def _pending(small, n=2, seed=5):
     return space.encode(domain.inputs.sample(n, seed=seed))
 
 
-def _cells_in(grid, box, lo, hi, cat):
-    """Every cell of the grid inside the box (lo, hi, cat), as encoded points (centres)."""
-    keep = []
-    for x in cells(grid, box):
-        c_lo, _c_hi, c_cat = grid.cell_of(x)
-        ordered = box.kinds != CATEGORICAL
-        if np.any(ordered & ((c_lo < lo) | (c_lo > hi))):
-            continue
-        if all((cat[j] & c_cat[j]).any() for j in range(grid.d) if not ordered[j]):
-            keep.append(x)
-    return np.array(keep)
-
 
 def bound_violations(bound, grid, problem, systems, boxes=30, seed=1) -> int:
     """Random boxes (dives from the root) whose ``bound(lo, hi, cat)`` is below the best cell
@@ -109,7 +104,7 @@ def bound_violations(bound, grid, problem, systems, boxes=30, seed=1) -> int:
         lo, hi, cat = random_box(grid, rng, depth=int(rng.integers(0, 10)))
         _ub, n_und, _ = grid.bound(lo, hi, cat)
         ub = bound(lo, hi, cat)
-        values = _score(problem, systems, _cells_in(grid, problem.box, lo, hi, cat))
+        values = _score(problem, systems, cells_in(grid, problem.box, lo, hi, cat))
         if values.max() > ub + 1e-9 or (n_und == 0 and abs(values.max() - ub) > 1e-9):
             bad += 1
     return bad

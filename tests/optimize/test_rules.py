@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from acq_helpers import (
     cells,
+    cells_in,
     continuous_domain,
     fit,
     mixed_domain,
@@ -22,7 +23,6 @@ from bofire.data_models.features.api import CategoricalInput, DiscreteInput
 from scipy.stats import norm
 
 from bofire_bark.optimize import grid as gr
-from bofire_bark.optimize.ensemble import CATEGORICAL
 from bofire_bark.optimize.entry import optimize_acquisition
 from bofire_bark.optimize.library import build_library, optimize_library
 from bofire_bark.optimize.outputs import output_acquisition
@@ -45,19 +45,6 @@ def _score(problem, systems, X):
     return problem.acquisition_rule.score(systems, X, problem.sign, problem.incumbents)
 
 
-def _cells_in(grid, box, lo, hi, cat):
-    """Every cell of a small grid inside the box (lo, hi, cat), as encoded points."""
-    X = np.array(list(cells(grid, box)))
-    keep = []
-    for x in X:
-        c_lo, _c_hi, c_cat = grid.cell_of(x)
-        ordered = box.kinds != CATEGORICAL
-        if np.any(ordered & ((c_lo < lo) | (c_lo > hi))):
-            continue
-        if all((cat[j] & c_cat[j]).any() for j in range(grid.d) if not ordered[j]):
-            keep.append(x)
-    return np.array(keep)
-
 
 def bound_violations(grid, problem, systems, boxes: int = 30, seed: int = 1) -> int:
     """Boxes (random dives from the root) whose bound is below the best cell inside, or
@@ -67,7 +54,7 @@ def bound_violations(grid, problem, systems, boxes: int = 30, seed: int = 1) -> 
     for _ in range(boxes):
         lo, hi, cat = random_box(grid, rng, depth=int(rng.integers(0, 10)))
         ub, n_und, _ = grid.bound(lo, hi, cat)
-        X = _cells_in(grid, problem.box, lo, hi, cat)
+        X = cells_in(grid, problem.box, lo, hi, cat)
         values = _score(problem, systems, X)
         if values.max() > ub + 1e-9 or (n_und == 0 and abs(values.max() - ub) > 1e-9):
             bad += 1
