@@ -154,8 +154,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         space = self.engine_space
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
-        self.smooth = (smooth_kernel(space, Xe, y, s.smooth_bins) if s.smooth_share
-                       and not s.prior_only else None)
+        # validation refuses smooth_share with prior_only
+        self.smooth = smooth_kernel(space, Xe, y, s.smooth_bins) if s.smooth_share else None
         sampled, table = 0, None
         with compiling("the fit", "engine"):
             if s.prior_only:
@@ -306,6 +306,6 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         n_chains = 1 if s.prior_only else s.n_chains
         self.posterior, self.n_fits = store.loads(
             data, self.engine_space, mcmc_settings(s), n_chains, n_samples,
-            smooth_share=s.smooth_share and not s.prior_only)
+            smooth_share=s.smooth_share)
         self.smooth = self.posterior.smooth
         self.chains = self.posterior.chains or None
