@@ -23,6 +23,14 @@ A bin is the number of its edges strictly below x (``np.searchsorted(edges, x, "
 point on an edge belongs to the bin on its left, as a point on a threshold goes left in a
 tree (``x <= t``).
 
+Categorical inputs may join the smooth part (``cat_cols``): coordinate j then holds the
+category's code and contributes a table, k_rbf(u, u') = exp(-sum_j (u_j - u'_j)^2 / (2 l_j^2)
+- sum_c D_c[a_c, a'_c]), with ``D_c[a, b]`` half the squared distance of categories a and b in
+the length-scaled encoding the surrogate chose (one-hot or descriptors, as BoFire's GP encodes
+them). A product kernel: an untried pair of categories is only as correlated with the tried
+pairs as each category is with the others, which a forest, adding up the trees of each input,
+is not.
+
 Prediction at x (``SmoothSystem``): with k_n(x) = (1 - s) c_n(x) / m + s k_rbf(u(x), u_n),
 c_n(x) the number of trees where x shares X_n's leaf, mean = k^T K^-1 y and latent variance
 1 - k^T K^-1 k. Pending points join the data with the sample's own mean as their value
@@ -31,7 +39,7 @@ c_n(x) the number of trees where x shares X_n's leaf, mean = k^T K^-1 y and late
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,10 +54,14 @@ class SmoothKernel:
     """The smooth part's fixed settings for one fit.
 
     Attributes:
-        cols: (Ds,) int64 encoded columns of the smooth coordinates (continuous inputs).
+        cols: (Ds,) int64 encoded columns of the binned coordinates (continuous inputs).
         lower, upper: (Ds,) their bounds (the range scaled to [0, 1]).
         lengths: (Ds,) RBF length of each, in units of the scaled range.
         n_bins: bins per coordinate.
+        cat_cols: (Dc,) int64 encoded columns of the categorical coordinates (none by default).
+        cat_d2: (Dc, C, C) per categorical coordinate, half the squared scaled distance of
+            codes a and b (symmetric, zero diagonal; C at least each input's number of codes).
+    At least one coordinate of either kind.
     """
 
     cols: np.ndarray
@@ -57,15 +69,19 @@ class SmoothKernel:
     upper: np.ndarray
     lengths: np.ndarray
     n_bins: int = DEFAULT_BINS
+    cat_cols: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cat_d2: np.ndarray = field(default_factory=lambda: np.zeros((0, 1, 1)))
 
     def __post_init__(self) -> None:
-        for name in ("cols", "lower", "upper", "lengths"):
-            dtype = np.int64 if name == "cols" else np.float64
+        for name in ("cols", "lower", "upper", "lengths", "cat_cols", "cat_d2"):
+            dtype = np.int64 if name.endswith("cols") else np.float64
             object.__setattr__(self, name, np.ascontiguousarray(getattr(self, name), dtype))
         d = len(self.cols)
-        if not d or any(len(getattr(self, k)) != d for k in ("lower", "upper", "lengths")):
+        if any(len(getattr(self, k)) != d for k in ("lower", "upper", "lengths")):
             raise ValueError("SmoothKernel: cols, lower, upper and lengths need one entry per "
-                             "smooth coordinate (at least one)")
+                             "binned coordinate")
+        if not d + len(self.cat_cols):
+            raise ValueError("SmoothKernel: needs at least one coordinate (cols or cat_cols)")
         if not np.all(self.upper > self.lower):
             raise ValueError("SmoothKernel: each smooth coordinate needs upper > lower")
         if not np.all(np.isfinite(self.lengths) & (self.lengths > 0)):
@@ -74,29 +90,66 @@ class SmoothKernel:
         if not 2 <= int(self.n_bins) <= MAX_BINS:
             raise ValueError(f"SmoothKernel: n_bins must be in 2 .. {MAX_BINS}, got "
                              f"{self.n_bins}")
+        t = self.cat_d2
+        if (t.ndim != 3 or t.shape[0] != len(self.cat_cols) or t.shape[1] != t.shape[2]
+                or len(np.intersect1d(self.cols, self.cat_cols))):
+            raise ValueError("SmoothKernel: cat_d2 needs one (C, C) table per entry of "
+                             "cat_cols, and a column is binned or categorical, not both")
+        if not (np.all(np.isfinite(t)) and np.all(t >= 0) and np.allclose(t, t.transpose(0, 2, 1))
+                and not np.any(np.diagonal(t, axis1=1, axis2=2))):
+            raise ValueError("SmoothKernel: each cat_d2 table must be finite, >= 0, symmetric "
+                             "and zero on its diagonal")
+
+    @property
+    def n_coords(self) -> int:
+        """Binned plus categorical coordinates (the columns of ``coords``)."""
+        return len(self.cols) + len(self.cat_cols)
 
     def edges(self, j: int) -> np.ndarray:
-        """The n_bins - 1 interior bin edges of smooth coordinate ``j``, in the input's units
+        """The n_bins - 1 interior bin edges of binned coordinate ``j``, in the input's units
         (what the grid search adds to the feature's thresholds)."""
         b = int(self.n_bins)
         return self.lower[j] + (self.upper[j] - self.lower[j]) * np.arange(1, b) / b
 
     def bins(self, X: np.ndarray) -> np.ndarray:
-        """(n, Ds) int64 bin of each smooth coordinate of the encoded rows ``X`` (n, D)."""
+        """(n, Ds) int64 bin of each binned coordinate of the encoded rows ``X`` (n, D)."""
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
         out = np.empty((len(X), len(self.cols)), dtype=np.int64)
         for j, col in enumerate(self.cols):
             out[:, j] = np.searchsorted(self.edges(j), X[:, col], side="left")
         return out
 
+    def codes(self, X: np.ndarray) -> np.ndarray:
+        """(n, Dc) int64 code of each categorical coordinate of the encoded rows ``X``."""
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        codes = X[:, self.cat_cols].astype(np.int64)
+        if codes.size and (codes.min() < 0 or codes.max() >= self.cat_d2.shape[1]):
+            raise ValueError("SmoothKernel: a categorical code outside its cat_d2 table")
+        return codes
+
     def coords(self, X: np.ndarray) -> np.ndarray:
-        """(n, Ds) the smooth coordinates u of ``X``: bin centres on [0, 1]."""
-        return (self.bins(X) + 0.5) / int(self.n_bins)
+        """(n, Ds + Dc) the smooth coordinates u of ``X``: bin centres on [0, 1], then the
+        categorical codes (as floats)."""
+        return np.concatenate(((self.bins(X) + 0.5) / int(self.n_bins),
+                               self.codes(X).astype(np.float64)), axis=1)
 
     def gram(self, U1: np.ndarray, U2: np.ndarray) -> np.ndarray:
-        """k_rbf between smooth coordinates (n1, Ds) and (n2, Ds): (n1, n2)."""
-        d2 = (((U1[:, None, :] - U2[None, :, :]) / self.lengths) ** 2).sum(axis=-1)
-        return np.exp(-0.5 * d2)
+        """k_rbf between smooth coordinates (n1, Ds + Dc) and (n2, Ds + Dc): (n1, n2)."""
+        ds = len(self.cols)
+        d2 = (((U1[:, None, :ds] - U2[None, :, :ds]) / self.lengths) ** 2).sum(axis=-1) * 0.5
+        for j in range(len(self.cat_cols)):
+            d2 += self.cat_d2[j][np.ix_(U1[:, ds + j].astype(np.int64),
+                                        U2[:, ds + j].astype(np.int64))]
+        return np.exp(-d2)
+
+
+def category_d2(encoding: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """(C, C) half the squared distance of the rows of ``encoding`` (C, p), each column
+    divided by its length: a categorical coordinate's ``cat_d2`` table."""
+    Z = np.asarray(encoding, np.float64) / np.asarray(lengths, np.float64)
+    d2 = 0.5 * ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=-1)
+    np.fill_diagonal(d2, 0.0)
+    return d2
 
 
 def shared_counts(leaf_a: np.ndarray, leaf_b: np.ndarray) -> np.ndarray:
@@ -112,7 +165,7 @@ def kernel_matrix(share: float, counts: np.ndarray, E: np.ndarray, m: int) -> np
 @dataclass(frozen=True)
 class SmoothSystem:
     """N-space GP of one sample with a smooth share, over its N training (then pending)
-    points: ``leaf_of`` (m, N) their leaves, ``U`` (N, Ds) their smooth coordinates,
+    points: ``leaf_of`` (m, N) their leaves, ``U`` (N, Ds + Dc) their smooth coordinates,
     ``Kinv`` (N, N), ``alpha`` = K^-1 y (N,), ``share``, ``sigma2``."""
 
     leaf_of: np.ndarray
@@ -171,5 +224,5 @@ def _solve(leaf_of, U, y, kernel, m, sigma2, share) -> SmoothSystem:
     return SmoothSystem(leaf_of, U, Kinv, Kinv @ y, float(share), float(sigma2))
 
 
-__all__ = ["DEFAULT_BINS", "MAX_BINS", "SmoothKernel", "SmoothSystem", "kernel_matrix",
-           "shared_counts", "smooth_system"]
+__all__ = ["DEFAULT_BINS", "MAX_BINS", "SmoothKernel", "SmoothSystem", "category_d2",
+           "kernel_matrix", "shared_counts", "smooth_system"]

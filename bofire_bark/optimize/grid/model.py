@@ -472,6 +472,9 @@ def _smooth_model(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -
         return SmoothModel(np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0), np.int64),
                            np.zeros((0, 0)), np.zeros(0, np.int64), np.zeros((0, 0), np.int64),
                            np.zeros(0, np.int64))
+    if len(kernel.cat_cols):
+        raise NotImplementedError("the grid search does not yet bound a smooth share over "
+                                  "categorical inputs (smooth_categories)")
     ds, nb = len(kernel.cols), int(kernel.n_bins)
     dist = np.arange(nb) / nb
     sm_f = np.exp(-0.5 * (dist[None, :] / kernel.lengths[:, None]) ** 2)
