@@ -14,9 +14,9 @@ from bofire_bark import diagnostics
 from bofire_bark.data_models.surrogate import BARKSettings
 from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
 from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior, store
-from bofire_bark.engine.smooth import SmoothKernel
+from bofire_bark.engine.smooth import SmoothKernel, category_d2
 from bofire_bark.jit import compiling
-from bofire_bark.kinds import CONTINUOUS
+from bofire_bark.kinds import CATEGORICAL, CONTINUOUS
 from bofire_bark.space import SplitSpace
 
 logger = logging.getLogger(__name__)
@@ -34,32 +34,60 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
     )
 
 
-def smooth_kernel(engine_space, X: np.ndarray, y: np.ndarray, n_bins: int) -> SmoothKernel:
-    """The smooth share's kernel for a fit on encoded ``X``, outputs ``y``: every continuous
-    input that can vary, one RBF length each, the maximum a posteriori lengths of BoTorch's
-    ``SingleTaskGP`` with its defaults (an RBF kernel with the dimension-scaled log-normal
-    length prior of Hvarfner et al. 2024 and a log-normal noise prior, BoFire's GP defaults
-    too) on the binned coordinates; with fewer than 3 points the prior's median lengths."""
-    kinds, lower, upper = (np.asarray(a) for a in engine_space[:3])
-    cols = np.flatnonzero((kinds == CONTINUOUS) & (upper > lower))
-    d = len(cols)
-    prior_median = np.full(d, np.exp(np.sqrt(2.0) + 0.5 * np.log(d)))
-    kernel = SmoothKernel(cols, lower[cols], upper[cols], prior_median, n_bins)
-    if len(y) < 3 or not np.ptp(y) > 0:
-        return kernel
-    import torch
-    from botorch.fit import fit_gpytorch_mll
-    from botorch.models import SingleTaskGP
-    from gpytorch.mlls import ExactMarginalLogLikelihood
+def category_encoding(space: SplitSpace, d: int) -> np.ndarray:
+    """(C, p) how the smooth share sees the categories of categorical input ``d``, as BoFire's
+    GP encodes them: its descriptors scaled to [0, 1] when it splits by descriptors (or
+    molecular features), else one-hot."""
+    table = space.descriptors[d]
+    if table is None:
+        return np.eye(int(space.n_values[d]))
+    span = np.ptp(table, axis=0)
+    return (table - table.min(axis=0)) / np.where(span > 0, span, 1.0)
 
-    U = torch.as_tensor(kernel.coords(X), dtype=torch.float64)
-    Y = torch.tensor(np.array(y, dtype=np.float64)[:, None])
-    gp = SingleTaskGP(U, Y)
-    fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
-    lengths = gp.covar_module.lengthscale.detach().numpy().reshape(-1)
-    if not (len(lengths) == d and np.all(np.isfinite(lengths)) and np.all(lengths > 0)):
-        return kernel  # a failed fit keeps the prior's lengths rather than stop the ask
-    return SmoothKernel(cols, lower[cols], upper[cols], lengths, n_bins)
+
+def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
+                  categories: bool = False) -> SmoothKernel:
+    """The smooth share's kernel for a fit on encoded ``X``, outputs ``y``: every continuous
+    input that can vary (and with ``categories`` every categorical input with two categories
+    or more, encoded by ``category_encoding``), one RBF length per column, the maximum a
+    posteriori lengths of BoTorch's ``SingleTaskGP`` with its defaults (an RBF kernel with the
+    dimension-scaled log-normal length prior of Hvarfner et al. 2024 and a log-normal noise
+    prior, BoFire's GP defaults too) on the binned coordinates and the categories' encodings;
+    with fewer than 3 points the prior's median lengths."""
+    kinds, lower, upper = space.kinds, space.lower, space.upper
+    cols = np.flatnonzero((kinds == CONTINUOUS) & (upper > lower))
+    cat_cols = (np.flatnonzero((kinds == CATEGORICAL) & (space.n_values > 1)) if categories
+                else np.zeros(0, np.int64))
+    tables = [category_encoding(space, int(c)) for c in cat_cols]
+    width = len(cols) + sum(t.shape[1] for t in tables)
+    lengths = np.full(width, np.exp(np.sqrt(2.0) + 0.5 * np.log(width)))  # the prior's median
+    bins = SmoothKernel(cols, lower[cols], upper[cols], lengths[:len(cols)], n_bins,
+                        cat_cols, np.zeros((len(cat_cols), 1, 1))).bins
+    if len(y) >= 3 and np.ptp(y) > 0:
+        import torch
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import SingleTaskGP
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        codes = np.asarray(X, np.float64)[:, cat_cols].astype(np.int64)
+        Z = np.concatenate([(bins(X) + 0.5) / int(n_bins)]
+                           + [t[codes[:, j]] for j, t in enumerate(tables)], axis=1)
+        gp = SingleTaskGP(torch.as_tensor(Z, dtype=torch.float64),
+                          torch.tensor(np.array(y, dtype=np.float64)[:, None]))
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        fitted = gp.covar_module.lengthscale.detach().numpy().reshape(-1)
+        # a failed fit keeps the prior's lengths rather than stop the ask
+        if len(fitted) == width and np.all(np.isfinite(fitted)) and np.all(fitted > 0):
+            lengths = fitted
+    n_codes = max([t.shape[0] for t in tables], default=1)
+    cat_d2 = np.zeros((len(cat_cols), n_codes, n_codes))
+    at = len(cols)
+    for j, t in enumerate(tables):
+        c, p = t.shape
+        cat_d2[j, :c, :c] = category_d2(t, lengths[at:at + p])
+        at += p
+    return SmoothKernel(cols, lower[cols], upper[cols], lengths[:len(cols)], n_bins, cat_cols,
+                        cat_d2)
 
 
 def log_outside_bounds(space: SplitSpace, X: np.ndarray) -> None:
@@ -155,7 +183,8 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
         # validation refuses smooth_share with prior_only
-        self.smooth = smooth_kernel(space, Xe, y, s.smooth_bins) if s.smooth_share else None
+        self.smooth = (smooth_kernel(self.space, Xe, y, s.smooth_bins, s.smooth_categories)
+                       if s.smooth_share else None)
         sampled, table = 0, None
         with compiling("the fit", "engine"):
             if s.prior_only:

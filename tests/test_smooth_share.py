@@ -102,3 +102,57 @@ def test_a_damaged_share_in_a_dump_is_named():
         np.savez_compressed(buffer, **arrays)
         with pytest.raises(ValueError, match=f"dump array {key}"):
             surrogates.map(dm).loads(base64.b64encode(buffer.getvalue()).decode())
+
+
+def test_smooth_categories_needs_the_share_and_may_stand_without_a_continuous_input():
+    with pytest.raises(ValueError, match="^1 validation error.*\n.*smooth_categories: .*"
+                                         "smooth_share=True"):
+        BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_categories=True)
+    with pytest.raises(ValueError, match="smooth_categories: .*smooth_share=True"):
+        BARKStrategy(domain=Domain(inputs=INPUTS, outputs=OUTPUTS),
+                     surrogate_specs={"smooth_categories": True})
+    only_categorical = Inputs(features=[CategoricalInput(key="c", categories=["x", "y"]),
+                                        DiscreteInput(key="d", values=[1.0, 2.0])])
+    with pytest.raises(ValueError, match="smooth_share: .*smooth_categories=True would"):
+        BARKSurrogate(inputs=only_categorical, outputs=OUTPUTS, smooth_share=True)
+    BARKSurrogate(inputs=only_categorical, outputs=OUTPUTS, smooth_share=True,
+                  smooth_categories=True)
+
+
+def test_categorical_coordinates_fit_dump_and_load():
+    """The categories join the smooth part (one-hot: every pair of distinct codes at the
+    distance of their two lengths), survive a dump, and a damaged table is named."""
+    import base64
+    import io
+
+    import bofire.surrogates.api as surrogates
+
+    from bofire_bark.engine.store import read_arrays
+
+    dm = BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True,
+                       smooth_categories=True, **FAST)
+    model = surrogates.map(dm)
+    df = experiments()
+    model.fit(df)
+    kernel = model.posterior.smooth
+    np.testing.assert_array_equal(kernel.cols, [0, 1])
+    np.testing.assert_array_equal(kernel.cat_cols, [2])
+    d2 = kernel.cat_d2[0]
+    assert d2.shape == (2, 2) and d2[0, 1] == d2[1, 0] > 0 and d2[0, 0] == d2[1, 1] == 0
+    U = kernel.coords(model.space.encode(df))
+    gram = kernel.gram(U, U)
+    x, y = df.c.to_numpy() == "x", df.c.to_numpy() == "y"
+    rbf = np.exp(-0.5 * (((U[:, None, :2] - U[None, :, :2]) / kernel.lengths) ** 2).sum(-1))
+    np.testing.assert_allclose(gram[np.ix_(x, y)], rbf[np.ix_(x, y)] * np.exp(-d2[0, 1]))
+    np.testing.assert_allclose(gram[np.ix_(x, x)], rbf[np.ix_(x, x)])
+    loaded = surrogates.map(dm)
+    loaded.loads(model.dumps())
+    pd.testing.assert_frame_equal(loaded.predict(df), model.predict(df))
+    np.testing.assert_array_equal(loaded.posterior.smooth.cat_d2, kernel.cat_d2)
+    for key, value in (("smooth_cat_d2", -1.0), ("smooth_cat_cols", 0)):
+        arrays = read_arrays(model.dumps())
+        arrays[key] = np.full_like(arrays[key], value)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        with pytest.raises(ValueError, match=f"dump array {key}"):
+            surrogates.map(dm).loads(base64.b64encode(buffer.getvalue()).decode())

@@ -287,9 +287,9 @@ class BARKStrategy(PredictiveStrategy):
     def validate_smooth_share(self):
         """A smooth share (``surrogate_specs.smooth_share``) is searched by the grid search or
         the library enumeration: refuse a MIP solver and the constraints that need one."""
+        check_smooth_share(self.surrogate_specs, self.domain.inputs)
         if not self.surrogate_specs.smooth_share:
             return self
-        check_smooth_share(self.surrogate_specs, self.domain.inputs)
         solver = self.acquisition_optimizer.solver
         if solver in MIP_SOLVERS:
             raise ValueError(f"surrogate_specs.smooth_share: solver '{solver}' (a MIP) cannot "

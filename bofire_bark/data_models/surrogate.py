@@ -8,6 +8,7 @@ from bofire.data_models.base import BaseModel
 from bofire.data_models.enum import CategoricalEncodingEnum
 from bofire.data_models.features.api import (
     AnyOutput,
+    CategoricalInput,
     ContinuousInput,
     ContinuousOutput,
 )
@@ -126,6 +127,14 @@ class BARKSettings(BaseModel):
             "grid branch-and-bound or a library enumeration, not by a MIP solver."))
     smooth_bins: Annotated[int, Field(ge=2, le=1024, description=(
         "Bins per continuous input of the smooth share's coordinates."))] = 32
+    smooth_categories: bool = Field(
+        default=False, description=(
+            "The smooth share's kernel also covers the categorical inputs (experimental; "
+            "needs smooth_share): a product with the RBF, each input encoded as BoFire's GP "
+            "encodes it (one-hot, or its descriptors) with fitted lengths, so an untried "
+            "combination of categories is only as correlated with the tried ones as each "
+            "category is with the others. A domain with categorical inputs and no continuous "
+            "one can then have a smooth share."))
     prior_only: bool = Field(
         default=False, description="Draw forests from the prior without MCMC (BARKPrior).")
     seed: Annotated[int, Field(ge=0)] | None = None
@@ -138,10 +147,20 @@ class BARKSettings(BaseModel):
 def check_smooth_share(settings: BARKSettings, inputs) -> None:
     """Raise a ValueError naming ``smooth_share`` when these settings and inputs cannot have
     it."""
-    if not any(isinstance(f, ContinuousInput) and f.bounds[1] > f.bounds[0]
-               for f in inputs.get()):
-        raise ValueError("smooth_share: the smooth part is a kernel over continuous inputs; "
-                         "this domain has no ContinuousInput with lower < upper")
+    if settings.smooth_categories and not settings.smooth_share:
+        raise ValueError("smooth_categories: extends the smooth share's kernel; set "
+                         "smooth_share=True too")
+    if not settings.smooth_share:
+        return
+    categorical = settings.smooth_categories and any(
+        isinstance(f, CategoricalInput) and len(f.categories) > 1 for f in inputs.get())
+    if not categorical and not any(isinstance(f, ContinuousInput) and f.bounds[1] > f.bounds[0]
+                                   for f in inputs.get()):
+        raise ValueError("smooth_share: the smooth part is a kernel over continuous inputs "
+                         "(and categorical ones with smooth_categories); this domain has no "
+                         "ContinuousInput with lower < upper" + (
+                             "" if settings.smooth_categories else
+                             " (smooth_categories=True would use its categorical inputs)"))
     if settings.likelihood == "leaf":
         raise ValueError("smooth_share: the smooth part needs the N-space likelihood "
                          "(likelihood 'auto' or 'n'), not 'leaf'")
@@ -172,8 +191,7 @@ class BARKSurrogate(BARKSettings, Surrogate):
     def validate_smooth_share(self):
         """The smooth share needs a continuous input that can vary, the N-space likelihood
         and the MCMC."""
-        if self.smooth_share:
-            check_smooth_share(self, self.inputs)
+        check_smooth_share(self, self.inputs)
         return self
 
     @model_validator(mode="after")

@@ -43,6 +43,7 @@ MAX_BYTES = 2**31
 DIRICHLET_KEYS = ("split_prob", "split_concentration")
 CHAIN_SPLIT_KEYS = ("split_log_w", "split_conc")
 SMOOTH_KEYS = ("cols", "lower", "upper", "lengths", "bins")
+SMOOTH_CAT_KEYS = ("cat_cols", "cat_d2")
 _INT = ("feat", "left", "right", "parent", "depth")
 
 
@@ -55,7 +56,8 @@ def dumps(posterior: Posterior, n_fits: int) -> str:
     if posterior.smooth is not None:
         k = posterior.smooth
         arrays.update(smooth_cols=k.cols, smooth_lower=k.lower, smooth_upper=k.upper,
-                      smooth_lengths=k.lengths, smooth_bins=np.array([k.n_bins], np.int64))
+                      smooth_lengths=k.lengths, smooth_bins=np.array([k.n_bins], np.int64),
+                      smooth_cat_cols=k.cat_cols, smooth_cat_d2=k.cat_d2)
     for c, chain in enumerate(posterior.chains or []):
         for k in FOREST_KEYS:
             arrays[f"chain{c}_{k}"] = chain.forest[k]
@@ -101,6 +103,8 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int,
         expected |= {f"sample_{k}" for k in DIRICHLET_KEYS}
     if smooth_share:
         expected |= {f"smooth_{k}" for k in SMOOTH_KEYS} | {"sample_smooth_share"}
+        # dumps written before categorical coordinates existed have no tables: none then
+        expected |= {f"smooth_{k}" for k in SMOOTH_CAT_KEYS if "smooth_cat_cols" in arrays}
         expected |= {f"chain{c}_share" for c in chain_ids}
     missing = sorted(expected - set(arrays))
     extra = sorted(set(arrays) - expected)
@@ -181,14 +185,13 @@ def _share(a: np.ndarray, key: str) -> np.ndarray:
 
 
 def _smooth_kernel(arrays, space) -> SmoothKernel:
-    """The smooth share's kernel of a dump: its columns continuous inputs with the space's
-    bounds, finite positive lengths, at least two bins."""
-    cols = _array(arrays, "smooth_cols", np.int64, 1)
-    d = len(cols)
+    """The smooth share's kernel of a dump: its binned columns continuous inputs with the
+    space's bounds, finite positive lengths, at least two bins; its categorical columns
+    categorical inputs, each with a distance table over all its categories."""
     kinds = np.asarray(space[0])
-    if not d or len(set(cols.tolist())) != d or not ((cols >= 0) & (cols < len(kinds))).all() \
-            or not (kinds[cols] == CONTINUOUS).all():
-        raise ValueError("dump array smooth_cols: expected distinct continuous inputs")
+    n_values = np.asarray(space[3])
+    cols = _columns(arrays, "smooth_cols", kinds, CONTINUOUS, "continuous")
+    d = len(cols)
     lower = _array(arrays, "smooth_lower", np.float64, 1, (d,))
     upper = _array(arrays, "smooth_upper", np.float64, 1, (d,))
     if not (np.array_equal(lower, np.asarray(space[1])[cols])
@@ -199,7 +202,29 @@ def _smooth_kernel(arrays, space) -> SmoothKernel:
     bins = _array(arrays, "smooth_bins", np.int64, 1, (1,))
     if not 2 <= bins[0] <= MAX_BINS:
         raise ValueError(f"dump array smooth_bins: expected 2 .. {MAX_BINS}, got {bins[0]}")
-    return SmoothKernel(cols, lower, upper, lengths, int(bins[0]))
+    if "smooth_cat_cols" not in arrays:
+        cat_cols, cat_d2 = np.zeros(0, np.int64), np.zeros((0, 1, 1))
+    else:
+        cat_cols = _columns(arrays, "smooth_cat_cols", kinds, CATEGORICAL, "categorical")
+        cat_d2 = _array(arrays, "smooth_cat_d2", np.float64, 3)
+        if (len(cat_d2) != len(cat_cols) or cat_d2.shape[1] != cat_d2.shape[2]
+                or (len(cat_cols) and cat_d2.shape[1] < n_values[cat_cols].max())):
+            raise ValueError("dump array smooth_cat_d2: expected one table per categorical "
+                             "column, over all its categories")
+    if not d + len(cat_cols):
+        raise ValueError("dump arrays smooth_cols, smooth_cat_cols: expected a column")
+    try:
+        return SmoothKernel(cols, lower, upper, lengths, int(bins[0]), cat_cols, cat_d2)
+    except ValueError as err:
+        raise ValueError(f"dump array smooth_cat_d2: {err}") from None
+
+
+def _columns(arrays, key: str, kinds: np.ndarray, kind: int, name: str) -> np.ndarray:
+    cols = _array(arrays, key, np.int64, 1)
+    if len(set(cols.tolist())) != len(cols) or not ((cols >= 0) & (cols < len(kinds))).all() \
+            or not (kinds[cols] == kind).all():
+        raise ValueError(f"dump array {key}: expected distinct {name} inputs")
+    return cols
 
 
 def read_arrays(text) -> dict[str, np.ndarray]:

@@ -13,20 +13,31 @@ from scipy import stats
 
 from bofire_bark.engine import Chain, MCMCSettings, fit_posterior
 from bofire_bark.engine.rng import seed_states
-from bofire_bark.engine.smooth import SmoothKernel
+from bofire_bark.engine.smooth import SmoothKernel, category_d2
 
 P_MIN = 1e-3
 
 
-def problem(n: int = 30, seed: int = 0):
-    """Continuous x0, x1 in [0, 1] (the smooth coordinates) and a categorical x2 (4)."""
+# a categorical coordinate's table over 4 codes: a one-hot encoding's distances
+CAT_D2 = category_d2(np.eye(4), np.array([0.5, 1.0, 2.0, 0.8]))[None]
+KERNELS = {
+    "binned": {},
+    "binned and categorical": {"cat_cols": [2], "cat_d2": CAT_D2},
+    "categorical only": {"cols": [], "lower": [], "upper": [], "lengths": [],
+                         "cat_cols": [2], "cat_d2": CAT_D2},
+}
+
+
+def problem(n: int = 30, seed: int = 0, kind: str = "binned"):
+    """Continuous x0, x1 in [0, 1] and a categorical x2 (4); the smooth coordinates as
+    ``KERNELS[kind]`` says (default x0, x1)."""
     rng = np.random.default_rng(seed)
     X = np.column_stack([rng.random(n), rng.random(n), rng.integers(0, 4, n)]).astype(float)
     y = np.sin(5.0 * X[:, 0]) + X[:, 1] + 0.5 * (X[:, 2] == 1) + 0.05 * rng.standard_normal(n)
     space = (np.array([0, 0, 2], np.int64), np.zeros(3), np.array([1.0, 1.0, 3.0]),
              np.array([0, 0, 4], np.int64))
-    kernel = SmoothKernel(cols=[0, 1], lower=[0.0, 0.0], upper=[1.0, 1.0], lengths=[0.3, 0.6],
-                          n_bins=16)
+    kernel = SmoothKernel(**{"cols": [0, 1], "lower": [0.0, 0.0], "upper": [1.0, 1.0],
+                             "lengths": [0.3, 0.6], "n_bins": 16, **KERNELS[kind]})
     return space, X, (y - y.mean()) / y.std(), kernel
 
 
@@ -46,11 +57,30 @@ def test_bins_put_an_edge_in_the_left_bin():
                                / 4)
 
 
-def test_share_and_tree_updates_keep_the_exact_likelihood():
+def test_categorical_coordinates_multiply_the_rbf_by_their_tables():
+    _, X, _, kernel = problem(12, kind="binned and categorical")
+    U = kernel.coords(X)
+    np.testing.assert_array_equal(U[:, 2], X[:, 2])
+    codes = X[:, 2].astype(int)
+    one_hot = np.eye(4)[codes] / np.array([0.5, 1.0, 2.0, 0.8])
+    d2 = 0.5 * ((one_hot[:, None] - one_hot[None]) ** 2).sum(-1)
+    rbf = np.exp(-0.5 * (((U[:, None, :2] - U[None, :, :2]) / kernel.lengths) ** 2).sum(-1))
+    np.testing.assert_allclose(kernel.gram(U, U), rbf * np.exp(-d2), rtol=1e-12)
+    only = problem(12, kind="categorical only")[3]
+    np.testing.assert_allclose(only.gram(only.coords(X), only.coords(X)), np.exp(-d2))
+    with pytest.raises(ValueError, match="cat_d2"):
+        SmoothKernel(cols=[0], lower=[0.0], upper=[1.0], lengths=[1.0],
+                     cat_cols=[2], cat_d2=-CAT_D2)
+    with pytest.raises(ValueError, match="outside"):
+        only.codes(np.array([[0.0, 0.0, 4.0]]))
+
+
+@pytest.mark.parametrize("kind", list(KERNELS))
+def test_share_and_tree_updates_keep_the_exact_likelihood(kind):
     """Rank-2 tree updates scaled by (1 - s) and the share's refactorizations: after each
     sweep (noise fixed, no refresh) the state equals a dense Cholesky of (1 - s) A / m + s E
     + sigma2 I."""
-    space, X, y, kernel = problem()
+    space, X, y, kernel = problem(kind=kind)
     settings = MCMCSettings(n_trees=20, likelihood="n", noise_step=0.0, refresh_every=10**9)
     chain = Chain(space, settings, seed_states(0, 1)[0], smooth=kernel)
     chain.set_data(X, y)
@@ -94,8 +124,9 @@ def test_flat_likelihood_samples_the_share_prior(a, b):
     assert 0.2 < chain.share_acceptance < 0.95
 
 
-def test_prediction_is_the_dense_gp_of_each_sample_and_pending_points_shrink_it():
-    space, X, y, kernel = problem(20, seed=3)
+@pytest.mark.parametrize("kind", list(KERNELS))
+def test_prediction_is_the_dense_gp_of_each_sample_and_pending_points_shrink_it(kind):
+    space, X, y, kernel = problem(20, seed=3, kind=kind)
     post = fit_posterior(X, y, space, MCMCSettings(n_trees=10), n_chains=1, n_samples=3,
                          burn_in=50, thinning=5, seed=2, smooth=kernel)
     shares = post.samples["smooth_share"]
