@@ -99,6 +99,10 @@ BARK_ARMS: dict[str, dict] = {
     # log-normal noise prior as its GP part has, and without
     "bark_share_ln": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"}},
     "bark_share": {"surrogate_specs": {"smooth_share": True}},
+    # ... with the categorical inputs in the smooth part too (a product kernel over the
+    # categories' one-hot or descriptor encodings, as BoFire's GP)
+    "bark_share_cat_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
+                                              "noise_prior": "lognormal"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
