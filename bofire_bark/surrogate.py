@@ -74,7 +74,14 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
                            + [t[codes[:, j]] for j, t in enumerate(tables)], axis=1)
         gp = SingleTaskGP(torch.as_tensor(Z, dtype=torch.float64),
                           torch.tensor(np.array(y, dtype=np.float64)[:, None]))
-        fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        # one thread: on matrices this small torch's threads only contend, with each other
+        # and with the chains (benchmarks/smooth_fit_speed.py)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        finally:
+            torch.set_num_threads(threads)
         fitted = gp.covar_module.lengthscale.detach().numpy().reshape(-1)
         # a failed fit keeps the prior's lengths rather than stop the ask
         if len(fitted) == width and np.all(np.isfinite(fitted)) and np.all(fitted > 0):
