@@ -32,14 +32,17 @@ best-mean leaf, then moves to the average (weights 2 / (i + 2)) with the leaves 
 the previous linearization.
 
 A sample with a smooth share s (``engine.smooth``: k = (1 - s) k_forest + s k_rbf(u, u'),
-u(x) the bin centres of the smooth coordinates, K = (1 - s) A / m + s E + sigma2 I) has no
-leaf form, so only the N-space family applies, with alpha = K^-1 y and the smooth K^-1. The
-grid holds the bin edges (``ensemble.with_bin_edges``), so a cell lies in one bin per
-coordinate and a box spans a range of bins per coordinate; ``grid.model`` adds one tree of
-splits at the bin edges per coordinate, which no sample holds, so that a box spanning
-several bins is undecided and is cut there. With rbf_n(x) = k_rbf(u(x), u_n), separable over
-coordinates, its largest (smallest) value over a box takes in each coordinate the bin of the
-box nearest to (farthest from) u_n's:
+u(x) the bin centres of the binned smooth coordinates and the codes of the categorical ones,
+K = (1 - s) A / m + s E + sigma2 I) has no leaf form, so only the N-space family applies, with
+alpha = K^-1 y and the smooth K^-1. The grid holds the bin edges (``ensemble.with_bin_edges``),
+so a cell lies in one bin per binned coordinate and a box spans a range of bins of each, and a
+set of codes of each categorical one; ``grid.model`` adds one tree per coordinate, which no
+sample holds, of splits at its bin edges or between its allowed codes, so that a box spanning
+several bins or codes is undecided and is cut there. rbf_n(x) = k_rbf(u(x), u_n) is a product
+over coordinates, exp(-(u_j - u_nj)^2 / (2 l_j^2)) for a binned one and exp(-D_c[a, a_nc]) for
+a categorical one (a the code of x), and the box a product of the coordinates' ranges, so its
+largest (smallest) value over a box takes in each coordinate the bin of the box nearest to
+(farthest from) u_n's, or the factor's largest (smallest) value over the box's codes:
 
 - mu_s = k^T alpha = sum_t beta[l_t] + s sum_n alpha_n rbf_n(x) with
   beta[l] = ((1 - s) / m) sum_{n in leaf l} alpha_n, so
@@ -50,12 +53,12 @@ box nearest to (farthest from) u_n's:
   + sum_n c_n (max rbf_n if c_n > 0 else min rbf_n), c_n = s (sign alpha_n - kappa b_n /
   sqrt(v0)), + kappa (v0 + 1 + b^T K b) / (2 sqrt(v0)): each rbf_n is a free variable in
   [min, max] of the relaxation (still concave), whose Frank-Wolfe iterate holds them too;
-- a decided box (one leaf per tree, one bin per coordinate) knows k: var = 1 - k^T K^-1 k,
-  exact; elsewhere the sd range is [0, 1].
+- a decided box (one leaf per tree, one bin per binned coordinate, one code per categorical
+  one) knows k: var = 1 - k^T K^-1 k, exact; elsewhere the sd range is [0, 1].
 
 The smooth terms depend on x, not on a tree's copy of a feature, so the multipliers stay
-valid. Branching weighs a coordinate's bin edges by the slack its bin range leaves in the
-mean's RBF part (``_add_smooth_impacts``).
+valid. Branching weighs a coordinate's tree (bin edges or codes) by the slack its range in the
+box leaves in the mean's RBF part (``_add_smooth_impacts``).
 
 The sample's bound is the smallest of these; the integrated bound their weighted mean. Another
 rule than UCB (``optimize.rules``: expected improvement, probability of improvement) takes, per
