@@ -1,11 +1,14 @@
 """The grid branch-and-bound on posteriors with a smooth share (``engine.smooth``): bin edges
 in the grid, a point's value the engine's, bounds never below the best cell of a box (and a
 bound broken on purpose caught), the brute-force optimum proven by both box loops and through
-``entry.prepare_search``, with pending points; the MIP refuses such a posterior."""
+``entry.prepare_search``, with pending points; the MIP refuses such a posterior. Smooth
+coordinates are binned continuous inputs, categorical inputs (``cat_cols``: one-hot or
+descriptor tables), or both."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -19,25 +22,54 @@ from acq_helpers import (
     search_settings,
 )
 
-from bofire_bark.engine.smooth import SmoothKernel
+from bofire_bark.engine.smooth import SmoothKernel, category_d2
 from bofire_bark.optimize import grid as gr
+from bofire_bark.optimize.ensemble import CATEGORICAL
 from bofire_bark.optimize.entry import prepare_search
+from bofire_bark.optimize.grid.bound import LAM_OFF, box_bound, scratch
 from bofire_bark.optimize.problem import build_problem
 
 KAPPA = 1.96
 
 
-def smooth_posterior(post, box, cols, lengths, n_bins, seed=0, lower=None, upper=None):
+def smooth_posterior(post, box, cols, lengths, n_bins, seed=0, lower=None, upper=None,
+                     cat_cols=(), encodings=()):
     """``post`` with a smooth share on the continuous columns ``cols`` (random shares in
     (0.2, 0.9), one per sample: the trees need not have been sampled under it), scaled by the
-    box's bounds or by ``lower``, ``upper``."""
+    box's bounds or by ``lower``, ``upper``; and on the categorical columns ``cat_cols``, each
+    with an (encoding, lengths) pair of ``encodings`` (``engine.smooth.category_d2``)."""
     S = len(post.samples["sigma2"])
     samples = dict(post.samples)
     samples["smooth_share"] = np.random.default_rng(seed).uniform(0.2, 0.9, S)
+    cols = np.asarray(cols, dtype=np.int64)
+    C = max([len(e) for e, _ in encodings] or [1])
+    cat_d2 = np.zeros((len(cat_cols), C, C))  # codes beyond a column's categories: unused
+    for c, (encoding, lengths_c) in enumerate(encodings):
+        cat_d2[c, :len(encoding), :len(encoding)] = category_d2(encoding, lengths_c)
     kernel = SmoothKernel(cols=cols, lower=box.lower[cols] if lower is None else lower,
                           upper=box.upper[cols] if upper is None else upper,
-                          lengths=lengths, n_bins=n_bins)
+                          lengths=np.asarray(lengths, dtype=np.float64), n_bins=n_bins,
+                          cat_cols=np.asarray(cat_cols, dtype=np.int64), cat_d2=cat_d2)
     return dataclasses.replace(post, samples=samples, smooth=kernel)
+
+
+def cat_domain(constraints=()):
+    """x1 continuous, c1 of five categories (the third not allowed), c2 of three."""
+    from bofire.data_models.domain.api import Domain, Inputs
+    from bofire.data_models.features.api import CategoricalInput, ContinuousInput
+
+    return Domain(inputs=Inputs(features=[
+        ContinuousInput(key="x1", bounds=(0, 1)),
+        CategoricalInput(key="c1", categories=["p", "q", "r", "s", "t"],
+                         allowed=[True, True, False, True, True]),
+        CategoricalInput(key="c2", categories=["u", "v", "w"])]),
+        constraints=list(constraints))
+
+
+def _descriptors(k, p, seed):
+    """A random descriptor table (k categories, p descriptors) and its lengths."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(k, p)), rng.uniform(0.5, 1.5, p)
 
 
 def _box(domain, space, post):
@@ -45,7 +77,26 @@ def _box(domain, space, post):
     return problem.box
 
 
+@functools.cache
 def _make(case):
+    """(domain, space, posterior) of a named small case: binned smooth coordinates only
+    (cont1, cont3, mixed), with a one-hot categorical one (mixed_cat), with a descriptor and a
+    one-hot one (cat2), or those two alone (cat_only: no binned coordinate)."""
+    if case in ("cat2", "cat_only"):
+        domain = cat_domain()
+        space, post = fit(domain, lambda X: np.sin(4 * X[:, 0]) + 0.4 * X[:, 1]
+                          - 0.6 * (X[:, 2] == 2), n=14, n_trees=4, seed=3)
+        cols, lengths = ([0], [0.3]) if case == "cat2" else ([], [])
+        return domain, space, smooth_posterior(
+            post, _box(domain, space, post), cols, lengths, 4, seed=3, cat_cols=[1, 2],
+            encodings=[_descriptors(5, 2, seed=7), (np.eye(3), [0.9] * 3)])
+    if case == "mixed_cat":
+        domain = mixed_domain()
+        space, post = fit(domain, lambda X: np.sin(3 * X[:, 0]) + X[:, 1] * (X[:, 3] == 1),
+                          n=12, n_trees=5, seed=2)
+        return domain, space, smooth_posterior(post, _box(domain, space, post), [0, 1],
+                                               [0.3, 0.5], 5, seed=2, cat_cols=[3],
+                                               encodings=[(np.eye(3), [0.8] * 3)])
     if case == "cont1":
         domain = continuous_domain(1)
         space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]), n=10, n_trees=6, seed=3)
@@ -65,7 +116,10 @@ def _make(case):
                                            [0.3, 0.5], 5, seed=2)
 
 
-@pytest.fixture(scope="module", params=["cont1", "cont3", "mixed"])
+CAT_CASES = ["mixed_cat", "cat2", "cat_only"]
+
+
+@pytest.fixture(scope="module", params=["cont1", "cont3", "mixed", *CAT_CASES])
 def small(request):
     return _make(request.param)
 
@@ -175,21 +229,38 @@ def test_bound_holds_on_random_boxes(small, rule, sign):
     assert bound_violations(lambda *b: grid.bound(*b)[0], grid, problem, systems) == 0
 
 
-def _mean_bound(grid, kernel, lo, hi, cat, broken=False):
+def _codes(cat_row) -> list[int]:
+    """The codes a bit set (W,) allows."""
+    return [a for a in range(64 * len(cat_row)) if int(cat_row[a >> 6]) >> (a & 63) & 1]
+
+
+def _mean_bound(grid, post, lo, hi, cat, broken=None):
     """The integrated mean bound (kappa 0) in numpy: per sample the best reachable leaf of
     every tree plus sh sum_n alpha_n rbf_n with each rbf at its largest (alpha_n > 0) or
-    smallest value over the box's bins; ``broken``: at the other end."""
+    smallest value over the box's bins and codes; ``broken`` "bins" or "codes": the factors of
+    the binned or the categorical coordinates at the other end."""
+    kernel = post.smooth
     bm = grid.gm.bm
     grid.bound(lo, hi, cat)  # leaves the reachable leaves in the scratch
     reach = grid.scratch[0].reach
     nb = int(kernel.n_bins)
     lo_bin = np.array([bm.smooth.cbin[j, lo[c]] for j, c in enumerate(kernel.cols)])
     hi_bin = np.array([bm.smooth.cbin[j, hi[c]] for j, c in enumerate(kernel.cols)])
-    U = bm.smooth.ubin
+    U = kernel.bins(post.X)
     near = np.clip(U, lo_bin, hi_bin) - U
     far = np.maximum(np.abs(U - lo_bin), np.abs(U - hi_bin))
     rbf_hi = np.exp(-0.5 * ((near / nb / kernel.lengths) ** 2).sum(axis=1))
     rbf_lo = np.exp(-0.5 * ((far / nb / kernel.lengths) ** 2).sum(axis=1))
+    if broken == "bins":
+        rbf_hi, rbf_lo = rbf_lo, rbf_hi
+    A = kernel.codes(post.X)
+    for c, col in enumerate(kernel.cat_cols):
+        # factor of point n over the box's codes a: exp(-cat_d2[c, a, a_n])
+        F = np.exp(-kernel.cat_d2[c][np.ix_(_codes(cat[col]), A[:, c])])
+        f_hi, f_lo = F.max(axis=0), F.min(axis=0)
+        if broken == "codes":
+            f_hi, f_lo = f_lo, f_hi
+        rbf_hi, rbf_lo = rbf_hi * f_hi, rbf_lo * f_lo
     total = 0.0
     for s in range(len(bm.s_weight)):
         mu = 0.0
@@ -198,8 +269,7 @@ def _mean_bound(grid, kernel, lo, hi, cat, broken=False):
             leaves = np.flatnonzero(reach[bm.leaf_off[u]:bm.leaf_off[u] + bm.tree_nleaf[u]])
             mu += np.max(bm.sign * bm.beta[bm.s_off[s] + bm.s_base[s, t] + leaves])
         c = bm.sign * bm.smooth.alpha[s]
-        up = (c > 0) != broken
-        mu += bm.smooth.share[s] * np.sum(c * np.where(up, rbf_hi, rbf_lo))
+        mu += bm.smooth.share[s] * np.sum(c * np.where(c > 0, rbf_hi, rbf_lo))
         total += bm.s_weight[s] * mu
     return total / np.sum(bm.s_weight)
 
@@ -209,16 +279,73 @@ def test_a_broken_bound_is_caught(mixed_smooth):
     check; the same bound with each point's RBF at the wrong end of its range (the smallest
     where alpha_n > 0) falls below cells inside boxes, and the check says so."""
     problem, systems, grid, _ = grid_of(mixed_smooth, kappa=0.0)
-    kernel = mixed_smooth[2].smooth
+    post = mixed_smooth[2]
     rng = np.random.default_rng(4)
     for _ in range(20):
         box = random_box(grid, rng, depth=int(rng.integers(0, 8)))
-        assert _mean_bound(grid, kernel, *box) == pytest.approx(grid.bound(*box)[0],
-                                                                abs=1e-12)
-    assert bound_violations(lambda *b: _mean_bound(grid, kernel, *b), grid, problem,
+        assert _mean_bound(grid, post, *box) == pytest.approx(grid.bound(*box)[0], abs=1e-12)
+    assert bound_violations(lambda *b: _mean_bound(grid, post, *b), grid, problem,
                             systems) == 0
-    assert bound_violations(lambda *b: _mean_bound(grid, kernel, *b, broken=True), grid,
+    assert bound_violations(lambda *b: _mean_bound(grid, post, *b, broken="bins"), grid,
                             problem, systems) > 0
+
+
+@pytest.mark.parametrize("case", CAT_CASES)
+def test_a_broken_categorical_range_is_caught(case):
+    """The same with categorical smooth coordinates: the numpy mean bound (each point's factor
+    at its largest or smallest value over the box's codes) is the kernel's and holds; with the
+    categorical factors at the wrong end (the smallest where the largest is due, and the
+    reverse) it falls below cells inside boxes, and the check says so."""
+    small = _make(case)
+    problem, systems, grid, _ = grid_of(small, kappa=0.0)
+    post = small[2]
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        box = random_box(grid, rng, depth=int(rng.integers(0, 8)))
+        assert _mean_bound(grid, post, *box) == pytest.approx(grid.bound(*box)[0], abs=1e-12)
+    assert bound_violations(lambda *b: _mean_bound(grid, post, *b), grid, problem,
+                            systems) == 0
+    assert bound_violations(lambda *b: _mean_bound(grid, post, *b, broken="codes"), grid,
+                            problem, systems) > 0
+
+
+@pytest.mark.parametrize("case", CAT_CASES)
+def test_a_box_of_several_codes_is_undecided(case):
+    """Each categorical smooth coordinate has a tree no sample holds whose leaves are its
+    allowed codes, one each (no other code in any split); a box fixed to one cell of every
+    other feature is still undecided while it allows several of its codes, whatever the
+    sampled trees do: no sample's sd is taken as known there (the range stays [0, 1]).
+    Branching it down ends in boxes of one code each, where every sample's sd is exact."""
+    problem, _systems, grid, _ = grid_of(_make(case))
+    kernel, bm, box = _make(case)[2].smooth, grid.gm.bm, problem.box
+    sc = scratch(bm, per_sample=True)
+    x0 = np.array(list(cells(grid, box)))[0]
+    for c, col in enumerate(kernel.cat_cols):
+        u = int(bm.smooth.tree_u[len(kernel.cols) + c])
+        nodes = range(bm.tree_root[u], bm.tree_root[u + 1] if u + 1 < len(bm.tree_root)
+                      else len(bm.node_feat))
+        splits = [k for k in nodes if bm.node_feat[k] >= 0]
+        assert {int(bm.node_feat[k]) for k in splits} == {int(col)}
+        assert bm.tree_nleaf[u] == len(box.allowed[col]) == len(splits) + 1
+        for k in splits:  # the two sides part the codes that reach the split
+            left, right = _codes(bm.node_lmask[k]), _codes(bm.node_rmask[k])
+            assert left and right and not set(left) & set(right)
+            assert set(left + right) <= set(box.allowed[col])
+        lo, hi, cat = grid.cell_of(x0)
+        cat[col] = grid.root()[2][col]
+        open_boxes, codes = [(lo, hi, cat)], []
+        while open_boxes:
+            b = open_boxes.pop()
+            _ub, n_und, split = box_bound(bm, *b, sc, LAM_OFF)
+            if len(_codes(b[2][col])) > 1:
+                assert n_und > 0
+                assert np.all(sc.per[:, 1] == 0.0) and np.all(sc.per[:, 2] == 1.0)
+            if n_und == 0:
+                assert np.all(sc.per[:, 1] == sc.per[:, 2])
+                codes.extend(_codes(b[2][col]))
+                continue
+            open_boxes.extend(grid.branch(*b, split))
+        assert sorted(codes) == sorted(box.allowed[col])
 
 
 @pytest.mark.parametrize("numba_loop", [True, False])
@@ -235,18 +362,22 @@ def test_search_proves_the_brute_force_optimum(small, rule, sign, numba_loop):
     assert res.value == pytest.approx(best, abs=1e-9)
     assert res.bound == pytest.approx(best, abs=1e-9)
     assert _score(problem, systems, res.x[None])[0] == pytest.approx(best, abs=1e-9)
+    for j in np.flatnonzero(problem.box.kinds == CATEGORICAL):  # never a code not allowed
+        assert int(res.x[j]) in problem.box.allowed[j]
 
 
+@pytest.mark.parametrize("case", ["mixed", "mixed_cat", "cat2", "cat_only"])
 @pytest.mark.parametrize("rule", ["ucb", "nei"])
-def test_prepare_search_proves_the_optimum_with_pending_points(mixed_smooth, rule):
+def test_prepare_search_proves_the_optimum_with_pending_points(case, rule):
     """Through the studies' seam, with two pending points: the proven answer is the best
     cell of the conditioned posterior, scored by the engine."""
-    domain, space, post = mixed_smooth
-    pend = _pending(mixed_smooth)
+    small = _make(case)
+    domain, space, post = small
+    pend = _pending(small)
     job = prepare_search(post, domain, space, rule=rule, pending=pend, mip_gap=0.0,
                          abs_gap=0.0, time_limit=60.0)
     res = job.solve(job.start())
-    problem, systems, grid, _ = grid_of(mixed_smooth, rule, pending=pend)
+    problem, systems, grid, _ = grid_of(small, rule, pending=pend)
     best = _score(problem, systems, np.array(list(cells(grid, problem.box)))).max()
     assert res.status == "optimal"
     assert res.ucb == pytest.approx(best, abs=1e-9)
@@ -266,9 +397,9 @@ def test_the_mip_refuses_a_smooth_share(mixed_smooth, solver):
         build_problem(post, domain, space, gps=True)
 
 
-def _two_outputs():
+def _two_outputs(cat=False):
     """Two objectives (y1 maximized, y2 minimized) on x1, x2 and a category, each output's
-    posterior with its own smooth share on x1, x2."""
+    posterior with its own smooth share on x1, x2 (and the category: ``cat``)."""
     from bofire.data_models.domain.api import Domain, Inputs, Outputs
     from bofire.data_models.features.api import (
         CategoricalInput,
@@ -294,21 +425,25 @@ def _two_outputs():
     for i, key in enumerate(fs):
         post = fit(domain, fs[key], n_trees=4, seed=i, X=X)[1]
         box = _box(domain, space, post) if box is None else box
-        posts[key] = smooth_posterior(post, box, [0, 1], [0.3 + 0.2 * i, 0.4], 4, seed=i)
+        posts[key] = smooth_posterior(post, box, [0, 1], [0.3 + 0.2 * i, 0.4], 4, seed=i,
+                                      cat_cols=[2] if cat else [],
+                                      encodings=[(np.eye(2), [0.7 + 0.3 * i] * 2)] if cat
+                                      else [])
     return domain, space, posts
 
 
+@pytest.mark.parametrize("cat", [False, True])
 @pytest.mark.parametrize("rule", ["ucb", "ehvi"])
-def test_several_outputs_prove_the_brute_force_optimum(rule):
+def test_several_outputs_prove_the_brute_force_optimum(rule, cat):
     """Two smooth outputs on one grid (the union of both grids' thresholds and bin edges),
-    scalarized UCB or the expected hypervolume improvement: the proven answer is the best
-    cell, scored by the engine."""
+    scalarized UCB or the expected hypervolume improvement, with a categorical smooth
+    coordinate too (``cat``): the proven answer is the best cell, scored by the engine."""
     from bofire_bark.optimize.entry import _Outputs, optimize_outputs
     from bofire_bark.optimize.outputs import output_acquisition
     from bofire_bark.settings import AcquisitionSettings
     from bofire_bark.space.finite import plan_search
 
-    domain, space, posts = _two_outputs()
+    domain, space, posts = _two_outputs(cat)
     acq = output_acquisition(domain, posts)
     res = optimize_outputs(posts, acq, domain, space, rule=rule, mip_gap=0.0, abs_gap=0.0,
                            time_limit=60.0)
@@ -327,10 +462,12 @@ def test_several_outputs_prove_the_brute_force_optimum(rule):
     assert res.bound == pytest.approx(best, abs=1e-9)
 
 
+@pytest.mark.parametrize("coords", ["bins", "codes", "both"])
 @pytest.mark.parametrize("rule", ["ucb", "nei"])
-def test_library_scores_a_smooth_share_by_the_engine(rule):
+def test_library_scores_a_smooth_share_by_the_engine(rule, coords):
     """A finite domain's enumeration (no leaf tables for N-space systems): its point is the
-    best library point under the engine's scores, with pending points."""
+    best library point under the engine's scores, with pending points; the smooth
+    coordinates binned, categorical or both."""
     from bofire.data_models.domain.api import Domain, Inputs, Outputs
     from bofire.data_models.features.api import CategoricalInput, ContinuousOutput, DiscreteInput
     from bofire.data_models.objectives.api import MaximizeObjective
@@ -345,7 +482,10 @@ def test_library_scores_a_smooth_share_by_the_engine(rule):
         outputs=Outputs(features=[ContinuousOutput(key="y", objective=MaximizeObjective())]))
     space, post = fit(domain, lambda X: np.sin(X[:, 0]) * (X[:, 1] == 1), n=8, n_trees=4)
     # a smooth coordinate on the discrete index (a finite domain has no continuous range)
-    post = smooth_posterior(post, _box(domain, space, post), [0], [0.4], 5)
+    cols, lengths = ([0], [0.4]) if coords != "codes" else ([], [])
+    post = smooth_posterior(post, _box(domain, space, post), cols, lengths, 5,
+                            cat_cols=[1] if coords != "bins" else [],
+                            encodings=[_descriptors(3, 2, seed=1)] if coords != "bins" else [])
     lib = build_library(domain, space)
     pend = lib.X[[3]]
     res = optimize_library(lib, {"y": post}, output_acquisition(domain, {"y": post}), space,
@@ -354,8 +494,9 @@ def test_library_scores_a_smooth_share_by_the_engine(rule):
     assert res.ucb == pytest.approx(_score(problem, systems, lib.X).max(), abs=1e-10)
 
 
+@pytest.mark.parametrize("case", ["mixed", "cat2"])
 @pytest.mark.parametrize("rule", ["ucb", "nei"])
-def test_batch_from_the_frontier_proves_each_optimum(mixed_smooth, rule):
+def test_batch_from_the_frontier_proves_each_optimum(case, rule):
     """A 3-batch, each search starting from the partition the one before left (one more
     pending point can only lower a smooth share's acquisition too): every candidate is the
     best cell of its conditioned acquisition."""
@@ -363,7 +504,7 @@ def test_batch_from_the_frontier_proves_each_optimum(mixed_smooth, rule):
 
     frontier, pending = Frontier(), None
     for i in range(3):
-        problem, systems, grid, cons = grid_of(mixed_smooth, rule, pending=pending)
+        problem, systems, grid, cons = grid_of(_make(case), rule, pending=pending)
         assert frontier.fits(grid) == (i > 0)  # the search starts from the boxes left
         res = gr.search(grid, cons, None, -np.inf, search_settings(), frontier=frontier)
         best = _score(problem, systems, np.array(list(cells(grid, problem.box)))).max()
@@ -384,6 +525,29 @@ def test_constrained_search_holds_its_bound():
     space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) + X[:, 1] - X[:, 2], n=12,
                       n_trees=5, seed=4)
     post = smooth_posterior(post, _box(domain, space, post), [0, 1, 2], [0.3, 0.3, 0.5], 4)
+    problem, systems, grid, cons = grid_of((domain, space, post))
+    X = np.array(list(cells(grid, problem.box)))
+    X = X[[cons.satisfied(x) for x in X]]
+    best = systems.integrated_ucb(X, KAPPA).max()
+    res = gr.search(grid, cons, None, -np.inf, search_settings())
+    assert res.status == "optimal" and cons.satisfied(res.x)
+    assert res.value >= best - 1e-9
+    assert res.bound >= res.value - 1e-12
+    assert systems.integrated_ucb(res.x[None], KAPPA)[0] == pytest.approx(res.value,
+                                                                           abs=1e-9)
+
+
+def test_constrained_search_with_categorical_coordinates():
+    """The mixed domain under a linear inequality, smooth on x1, x2 and the category (the
+    Python loop): the answer is the best feasible cell, proven."""
+    from bofire.data_models.constraints.api import LinearInequalityConstraint
+
+    domain = mixed_domain([LinearInequalityConstraint(features=["x1", "x2"],
+                                                      coefficients=[1.0, 1.0], rhs=0.8)])
+    space, post = fit(domain, lambda X: np.sin(3 * X[:, 0]) + X[:, 1] * (X[:, 3] == 1), n=12,
+                      n_trees=5, seed=2)
+    post = smooth_posterior(post, _box(domain, space, post), [0, 1], [0.3, 0.5], 5,
+                            cat_cols=[3], encodings=[_descriptors(3, 2, seed=4)])
     problem, systems, grid, cons = grid_of((domain, space, post))
     X = np.array(list(cells(grid, problem.box)))
     X = X[[cons.satisfied(x) for x in X]]

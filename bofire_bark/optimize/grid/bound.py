@@ -32,14 +32,17 @@ best-mean leaf, then moves to the average (weights 2 / (i + 2)) with the leaves 
 the previous linearization.
 
 A sample with a smooth share s (``engine.smooth``: k = (1 - s) k_forest + s k_rbf(u, u'),
-u(x) the bin centres of the smooth coordinates, K = (1 - s) A / m + s E + sigma2 I) has no
-leaf form, so only the N-space family applies, with alpha = K^-1 y and the smooth K^-1. The
-grid holds the bin edges (``ensemble.with_bin_edges``), so a cell lies in one bin per
-coordinate and a box spans a range of bins per coordinate; ``grid.model`` adds one tree of
-splits at the bin edges per coordinate, which no sample holds, so that a box spanning
-several bins is undecided and is cut there. With rbf_n(x) = k_rbf(u(x), u_n), separable over
-coordinates, its largest (smallest) value over a box takes in each coordinate the bin of the
-box nearest to (farthest from) u_n's:
+u(x) the bin centres of the binned smooth coordinates and the codes of the categorical ones,
+K = (1 - s) A / m + s E + sigma2 I) has no leaf form, so only the N-space family applies, with
+alpha = K^-1 y and the smooth K^-1. The grid holds the bin edges (``ensemble.with_bin_edges``),
+so a cell lies in one bin per binned coordinate and a box spans a range of bins of each, and a
+set of codes of each categorical one; ``grid.model`` adds one tree per coordinate, which no
+sample holds, of splits at its bin edges or between its allowed codes, so that a box spanning
+several bins or codes is undecided and is cut there. rbf_n(x) = k_rbf(u(x), u_n) is a product
+over coordinates, exp(-(u_j - u_nj)^2 / (2 l_j^2)) for a binned one and exp(-D_c[a, a_nc]) for
+a categorical one (a the code of x), and the box a product of the coordinates' ranges, so its
+largest (smallest) value over a box takes in each coordinate the bin of the box nearest to
+(farthest from) u_n's, or the factor's largest (smallest) value over the box's codes:
 
 - mu_s = k^T alpha = sum_t beta[l_t] + s sum_n alpha_n rbf_n(x) with
   beta[l] = ((1 - s) / m) sum_{n in leaf l} alpha_n, so
@@ -50,12 +53,12 @@ box nearest to (farthest from) u_n's:
   + sum_n c_n (max rbf_n if c_n > 0 else min rbf_n), c_n = s (sign alpha_n - kappa b_n /
   sqrt(v0)), + kappa (v0 + 1 + b^T K b) / (2 sqrt(v0)): each rbf_n is a free variable in
   [min, max] of the relaxation (still concave), whose Frank-Wolfe iterate holds them too;
-- a decided box (one leaf per tree, one bin per coordinate) knows k: var = 1 - k^T K^-1 k,
-  exact; elsewhere the sd range is [0, 1].
+- a decided box (one leaf per tree, one bin per binned coordinate, one code per categorical
+  one) knows k: var = 1 - k^T K^-1 k, exact; elsewhere the sd range is [0, 1].
 
 The smooth terms depend on x, not on a tree's copy of a feature, so the multipliers stay
-valid. Branching weighs a coordinate's bin edges by the slack its bin range leaves in the
-mean's RBF part (``_add_smooth_impacts``).
+valid. Branching weighs a coordinate's tree (bin edges or codes) by the slack its range in the
+box leaves in the mean's RBF part (``_add_smooth_impacts``).
 
 The sample's bound is the smallest of these; the integrated bound their weighted mean. Another
 rule than UCB (``optimize.rules``: expected improvement, probability of improvement) takes, per
@@ -352,23 +355,45 @@ def _dual_bound(bm, s, wk):
 
 
 @njit(cache=True, nogil=True)
-def _smooth_range(sm, box_lo, box_hi, rmax, rmin):
-    """Each point's RBF to the box's smooth coordinates: its largest (nearest bin centre per
-    coordinate) and smallest (farthest) value into ``wk.rmax``, ``wk.rmin`` (the RBF is a
-    product over coordinates and the box's bins a product of ranges). True when the box lies
-    in one bin of every coordinate (then rmax = rmin, the exact RBF). ``sm``: the
-    ``BoundModel``'s ``SmoothModel``.
+def _code_range(cf, cat, fmax, fmin):
+    """Per code b, the largest and the smallest factor ``cf[a, b]`` over the codes a the bit
+    set ``cat`` (W,) allows, into ``fmax``, ``fmin``; returns how many codes it allows."""
+    C = min(cf.shape[0], 64 * cat.shape[0])  # codes beyond the bit set are not allowed
+    fmax[:] = 0.0
+    fmin[:] = np.inf
+    count = 0
+    for a in range(C):
+        if (cat[a >> 6] >> np.uint64(a & 63)) & np.uint64(1):
+            count += 1
+            for b in range(cf.shape[1]):
+                v = cf[a, b]
+                if v > fmax[b]:
+                    fmax[b] = v
+                if v < fmin[b]:
+                    fmin[b] = v
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _smooth_range(sm, box_lo, box_hi, box_cat, rmax, rmin):
+    """Each point's RBF to the box's smooth coordinates: its largest (nearest bin centre or
+    code per coordinate) and smallest (farthest) value into ``wk.rmax``, ``wk.rmin`` (the RBF
+    is a product over coordinates and the box's bins and codes a product of ranges). True
+    when the box lies in one bin of every binned coordinate and allows one code of every
+    categorical one (then rmax = rmin, the exact RBF). ``sm``: the ``BoundModel``'s
+    ``SmoothModel``.
 
     The smooth kernels take the arrays they read, not the ``BoundModel``: typed for that
     40-field tuple, inlined or not, they made ``box_bound`` compile in 27-33 s instead of
     21 s (15-18 s before the smooth share).
     """
     ubin, sm_f = sm.ubin, sm.f
+    ds = sm_f.shape[0]
     for n in range(rmax.shape[0]):
         rmax[n] = 1.0
         rmin[n] = 1.0
     decided = True
-    for j in range(sm.feat.shape[0]):
+    for j in range(ds):
         f = sm.feat[j]
         a = sm.cbin[j, box_lo[f]]
         b = sm.cbin[j, box_hi[f]]
@@ -380,6 +405,17 @@ def _smooth_range(sm, box_lo, box_hi, rmax, rmin):
             far = max(abs(u - a), abs(u - b))
             rmax[n] *= sm_f[j, near]
             rmin[n] *= sm_f[j, far]
+    if sm.feat.shape[0] > ds:
+        fmax = np.empty(sm.cf.shape[2])
+        fmin = np.empty(sm.cf.shape[2])
+        for c in range(sm.feat.shape[0] - ds):
+            # a point of code b: its factor over the box's codes a spans [fmin[b], fmax[b]]
+            if _code_range(sm.cf[c], box_cat[sm.feat[ds + c]], fmax, fmin) != 1:
+                decided = False
+            for n in range(rmax.shape[0]):
+                b = ubin[n, ds + c]
+                rmax[n] *= fmax[b]
+                rmin[n] *= fmin[b]
     return decided
 
 
@@ -582,28 +618,39 @@ def _add_impacts(bm, s, w, und_start, wk, sc, impact):
 
 
 @njit(cache=True, nogil=True)
-def _add_smooth_impacts(sm, s_weight, box_lo, box_hi, und_start, rmax, impact):
-    """Give the bin edges' undecided splits of each smooth coordinate j (no sample's trees
-    weigh them) half of the slack its range leaves in the mean's RBF part on each side:
-    sum_s w_s sh_s sum_n |alpha_sn| rmax_n (1 - f_min / f_max), with f the coordinate's RBF
-    factor of point n at its nearest and farthest bin of the box."""
+def _add_smooth_impacts(sm, s_weight, box_lo, box_hi, box_cat, und_start, rmax, impact):
+    """Give the undecided splits of each smooth coordinate j's tree (its bin edges or codes;
+    no sample's trees weigh them) half of the slack its range leaves in the mean's RBF part
+    on each side: sum_s w_s sh_s sum_n |alpha_sn| rmax_n (1 - f_min / f_max), with f the
+    coordinate's RBF factor of point n at its nearest and farthest bin (or code) of the
+    box."""
     sm_f, ubin = sm.f, sm.ubin
     N = ubin.shape[0]
     S = sm.share.shape[0]
+    ds = sm_f.shape[0]
+    fmax = np.empty(sm.cf.shape[2])
+    fmin = np.empty(sm.cf.shape[2])
     for j in range(sm.feat.shape[0]):
         u_j = sm.tree_u[j]
         lo, hi = und_start[u_j], und_start[u_j + 1]
         if lo == hi:
             continue
         f = sm.feat[j]
-        a = sm.cbin[j, box_lo[f]]
-        b = sm.cbin[j, box_hi[f]]
+        a = b = 0
+        if j < ds:
+            a = sm.cbin[j, box_lo[f]]
+            b = sm.cbin[j, box_hi[f]]
+        else:
+            _code_range(sm.cf[j - ds], box_cat[f], fmax, fmin)
         slack = 0.0
         for n in range(N):
             u = ubin[n, j]
-            near = a - u if u < a else (u - b if u > b else 0)
-            far = max(abs(u - a), abs(u - b))
-            gap = 1.0 - sm_f[j, far] / sm_f[j, near]
+            if j < ds:
+                near = a - u if u < a else (u - b if u > b else 0)
+                far = max(abs(u - a), abs(u - b))
+                gap = 1.0 - sm_f[j, far] / sm_f[j, near]
+            else:  # (a factor may underflow to 0)
+                gap = 1.0 - fmin[u] / fmax[u] if fmax[u] > 0.0 else 0.0
             if gap <= 0.0:
                 continue
             weight = 0.0
@@ -701,7 +748,7 @@ def box_bound(bm, box_lo, box_hi, box_cat, sc, use_lam):
     code_box = _code_box(bm, box_lo, box_hi, box_cat)
     sm_dec = True
     if bm.smooth.share.shape[0] > 0:
-        sm_dec = _smooth_range(bm.smooth, box_lo, box_hi, wk.rmax, wk.rmin)
+        sm_dec = _smooth_range(bm.smooth, box_lo, box_hi, box_cat, wk.rmax, wk.rmin)
     impact = np.zeros((max(n_und, 1), 2))
     total = 0.0
     wsum = 0.0
@@ -722,8 +769,8 @@ def box_bound(bm, box_lo, box_hi, box_cat, sc, use_lam):
         if n_und > 0:
             _add_impacts(bm, s, bm.s_weight[s], und_start, wk, sc, impact)
     if n_und > 0 and bm.smooth.share.shape[0] > 0:
-        _add_smooth_impacts(bm.smooth, bm.s_weight, box_lo, box_hi, und_start, wk.rmax,
-                            impact)
+        _add_smooth_impacts(bm.smooth, bm.s_weight, box_lo, box_hi, box_cat, und_start,
+                            wk.rmax, impact)
     total /= wsum
     if not total < np.inf:  # NaN (opposite infinite sample bounds) counts as no bound
         total = np.inf

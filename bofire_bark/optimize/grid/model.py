@@ -1,7 +1,7 @@
 """The posterior flattened for the bound kernels (``grid.bound``): trees, leaf systems and the
 multipliers of the Lagrangian relaxation as flat arrays, on the grid of split thresholds; with
-a smooth share (``engine.smooth``) its N-space systems, the bins of its coordinates and one
-tree of splits at the bin edges per coordinate.
+a smooth share (``engine.smooth``) its N-space systems, the bins (categorical: codes) of its
+coordinates and one tree per coordinate that splits at its bin edges or between its codes.
 """
 
 from __future__ import annotations
@@ -17,21 +17,25 @@ from bofire_bark.optimize.grid.settings import GridSettings
 
 class SmoothModel(NamedTuple):
     """A smooth share (``engine.smooth``) for the bound kernels, S distinct samples, N
-    training (and pending) points, Ds smooth coordinates of B bins; every array empty
-    without one. ``share`` (S,) each sample's share s (its ``BoundModel.beta`` are then
-    (1 - s) / m times the sums of alpha = K^-1 y over each leaf's points, its ``Kinv`` the
-    smooth K's, and it has no ``M``); ``alpha`` (S, N); ``ubin`` (N, Ds) the bin of each
-    point's smooth coordinate; ``f`` (Ds, B) the RBF factor of coordinate j at a distance of
-    d bins, exp(-(d / B)^2 / (2 l_j^2)); ``feat`` (Ds,) the grid feature of each coordinate;
-    ``cbin`` (Ds, C) the bin of each of its cells; ``tree_u`` (Ds,) the tree of its bin
-    edges: one more tree of the node arrays per coordinate, which no sample holds, whose
-    splits are the bin edges (so a box whose cells span several bins has undecided splits
-    there and is cut at them)."""
+    training (and pending) points, Ds binned and Dc categorical smooth coordinates (binned
+    first, as in ``SmoothKernel.coords``), B bins; every array empty without one. ``share``
+    (S,) each sample's share s (its ``BoundModel.beta`` are then (1 - s) / m times the sums of
+    alpha = K^-1 y over each leaf's points, its ``Kinv`` the smooth K's, and it has no ``M``);
+    ``alpha`` (S, N); ``ubin`` (N, Ds + Dc) each point's bin of every binned coordinate, then
+    its code of every categorical one; ``f`` (Ds, B) the RBF factor of binned coordinate j at
+    a distance of d bins, exp(-(d / B)^2 / (2 l_j^2)); ``cf`` (Dc, C, C) the factor of
+    categorical coordinate c between codes a and b, exp(-cat_d2[c, a, b]); ``feat``
+    (Ds + Dc,) the grid feature of each coordinate; ``cbin`` (Ds, C) the bin of each cell of
+    a binned coordinate; ``tree_u`` (Ds + Dc,) the tree of each coordinate's edges: one more
+    tree of the node arrays per coordinate, which no sample holds, whose splits are the bin
+    edges, or for a categorical coordinate a balanced separation of its allowed codes (so a
+    box spanning several bins or codes has undecided splits there and is cut at them)."""
 
     share: np.ndarray
     alpha: np.ndarray
     ubin: np.ndarray
     f: np.ndarray
+    cf: np.ndarray
     feat: np.ndarray
     cbin: np.ndarray
     tree_u: np.ndarray
@@ -255,11 +259,11 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         leaf_off.append(n_leaves)
         nleaf.append(sum(nd[0] < 0 for nd in nodes))
         n_leaves += nleaf[-1]
-        for f_, thr_, left_, right_, leaf_ in nodes:
+        for f_, thr_, left_, right_, leaf_, lcodes, rcodes in nodes:
             feat.append(f_)
             thr.append(thr_)
-            lmask.append(np.zeros(w, np.uint64))
-            rmask.append(np.zeros(w, np.uint64))
+            lmask.append(_words(lcodes, w))
+            rmask.append(_words(rcodes, w))
             left.append(left_)
             right.append(right_)
             leaf.append(leaf_)
@@ -373,7 +377,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
             walk(node[3], {**codes, j: right_c})
 
         walk(0, full)
-    tf_ptr.extend([len(tf_j)] * len(smooth_trees))  # the bin edges' trees: no copies
+    tf_ptr.extend([len(tf_j)] * len(smooth_trees))  # the coordinates' trees: no copies
     lfirst = np.asarray(leaf, dtype=np.int64).copy()
     llast = lfirst.copy()
     for k in range(len(feat) - 1, -1, -1):  # children after their parent
@@ -437,19 +441,62 @@ def _edge_cells(kernel, j: int, box, thresholds) -> np.ndarray:
 
 
 def _edge_trees(kernel, box, thresholds, k0: int, leaf0: int) -> list[list[tuple]]:
-    """Per smooth coordinate, a balanced tree of splits at its bin edges, as node rows
-    (feature, threshold index, left, right, leaf id) numbered from node ``k0`` and leaf
+    """Per smooth coordinate, binned then categorical, a balanced tree of splits at its bin
+    edges or between its allowed codes (``_code_tree``), as node rows (feature, threshold
+    index, left, right, leaf id, left codes, right codes) numbered from node ``k0`` and leaf
     ``leaf0`` in depth-first order (the leaves below a node are consecutive)."""
     if kernel is None:
         return []
     trees = []
-    for j in range(len(kernel.cols)):
-        nodes: list[list[int]] = []
-        leaf0 = _bisection(int(kernel.cols[j]), _edge_cells(kernel, j, box, thresholds),
-                           nodes, k0, leaf0)
+    for j in range(kernel.n_coords):
+        nodes: list[list] = []
+        if j < len(kernel.cols):
+            leaf0 = _bisection(int(kernel.cols[j]), _edge_cells(kernel, j, box, thresholds),
+                               nodes, k0, leaf0)
+        else:
+            c = j - len(kernel.cols)
+            col = int(kernel.cat_cols[c])
+            leaf0 = _code_tree(col, list(_allowed_codes(kernel, c, box)), kernel.cat_d2[c],
+                               nodes, k0, leaf0)
         trees.append([tuple(nd) for nd in nodes])
         k0 += len(nodes)
     return trees
+
+
+def _allowed_codes(kernel, c: int, box) -> tuple[int, ...]:
+    """The codes the box allows of categorical coordinate c, each with a row of its table."""
+    col = int(kernel.cat_cols[c])
+    if box.kinds[col] != CATEGORICAL:
+        raise ValueError(f"smooth categorical coordinate {c} is column {col}, which is not "
+                         "categorical")
+    codes = tuple(int(a) for a in box.allowed[col])
+    if codes and max(codes) >= kernel.cat_d2.shape[1]:
+        raise ValueError(f"the smooth share's cat_d2 table of column {col} lacks code "
+                         f"{max(codes)}")
+    return codes
+
+
+def _code_tree(col: int, codes: list[int], d2: np.ndarray, nodes: list, k0: int,
+               leaf: int) -> int:
+    """Append to ``nodes`` a balanced tree of categorical splits of ``col`` down to single
+    ``codes`` (depth-first, node ids from ``k0``, leaf ids from ``leaf``); returns the next
+    leaf id. Each split sends the half nearer one of the two farthest codes left (by
+    ``d2``, the coordinate's table): similar codes stay together, so a box's RBF range
+    narrows with the first cuts."""
+    k = len(nodes)
+    if len(codes) <= 1:
+        nodes.append([-1, -1, -1, -1, leaf, (), ()])
+        return leaf + 1
+    sub = d2[np.ix_(codes, codes)]
+    a, b = np.unravel_index(int(np.argmax(sub)), sub.shape)
+    order = np.argsort(sub[:, a] - sub[:, b], kind="stable")
+    codes = [codes[i] for i in order]
+    mid = len(codes) // 2
+    left, right = sorted(codes[:mid]), sorted(codes[mid:])
+    nodes.append([col, -1, k0 + k + 1, -1, -1, tuple(left), tuple(right)])
+    leaf = _code_tree(col, left, d2, nodes, k0, leaf)
+    nodes[k][3] = k0 + len(nodes)
+    return _code_tree(col, right, d2, nodes, k0, leaf)
 
 
 def _bisection(col: int, cells: np.ndarray, nodes: list, k0: int, leaf: int) -> int:
@@ -457,10 +504,10 @@ def _bisection(col: int, cells: np.ndarray, nodes: list, k0: int, leaf: int) -> 
     node ids from ``k0``, leaf ids from ``leaf``); returns the next leaf id."""
     k = len(nodes)
     if len(cells) == 0:
-        nodes.append([-1, -1, -1, -1, leaf])
+        nodes.append([-1, -1, -1, -1, leaf, (), ()])
         return leaf + 1
     mid = len(cells) // 2
-    nodes.append([col, int(cells[mid]), k0 + k + 1, -1, -1])
+    nodes.append([col, int(cells[mid]), k0 + k + 1, -1, -1, (), ()])
     leaf = _bisection(col, cells[:mid], nodes, k0, leaf)
     nodes[k][3] = k0 + len(nodes)
     return _bisection(col, cells[mid + 1:], nodes, k0, leaf)
@@ -470,15 +517,12 @@ def _smooth_model(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -
     """The ``BoundModel``'s ``SmoothModel`` (all arrays empty without a kernel)."""
     if kernel is None:
         return SmoothModel(np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0), np.int64),
-                           np.zeros((0, 0)), np.zeros(0, np.int64), np.zeros((0, 0), np.int64),
-                           np.zeros(0, np.int64))
-    if len(kernel.cat_cols):
-        raise NotImplementedError("the grid search does not yet bound a smooth share over "
-                                  "categorical inputs (smooth_categories)")
+                           np.zeros((0, 0)), np.zeros((0, 1, 1)), np.zeros(0, np.int64),
+                           np.zeros((0, 0), np.int64), np.zeros(0, np.int64))
     ds, nb = len(kernel.cols), int(kernel.n_bins)
     dist = np.arange(nb) / nb
     sm_f = np.exp(-0.5 * (dist[None, :] / kernel.lengths[:, None]) ** 2)
-    n_cells = max(len(thresholds[int(c)]) + 1 for c in kernel.cols)
+    n_cells = max([len(thresholds[int(c)]) + 1 for c in kernel.cols] or [1])
     sm_cbin = np.zeros((ds, n_cells), dtype=np.int64)
     for j, col in enumerate(kernel.cols):
         edges, t = kernel.edges(j), thresholds[int(col)]
@@ -486,8 +530,12 @@ def _smooth_model(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -
         # (cell 0: the edges below the box's lower bound)
         sm_cbin[j, 0] = np.searchsorted(edges, box.lower[col], side="left")
         sm_cbin[j, 1:len(t) + 1] = np.searchsorted(edges, t, side="right")
+    for c in range(len(kernel.cat_cols)):
+        _allowed_codes(kernel, c, box)  # categorical columns, tables covering their codes
     return SmoothModel(np.ascontiguousarray(shares, np.float64),
                        np.ascontiguousarray(sm_alpha, np.float64),
-                       np.ascontiguousarray(kernel.bins(Xa), np.int64), np.ascontiguousarray(sm_f),
-                       kernel.cols.astype(np.int64), sm_cbin,
-                       np.arange(n_trees, n_trees + ds, dtype=np.int64))
+                       np.ascontiguousarray(np.concatenate(
+                           (kernel.bins(Xa), kernel.codes(Xa)), axis=1), np.int64),
+                       np.ascontiguousarray(sm_f), np.ascontiguousarray(np.exp(-kernel.cat_d2)),
+                       np.concatenate((kernel.cols, kernel.cat_cols)).astype(np.int64), sm_cbin,
+                       np.arange(n_trees, n_trees + kernel.n_coords, dtype=np.int64))
