@@ -194,7 +194,8 @@ def _sample_bound(bm, s, reach, wk, use_lam, code_box, sm_dec):
     """Upper bound C of sign mu_s + kappa sd_s over the box whose leaves are ``reach``, with
     the bound A of sign mu_s and the range [L, B] of sd_s the kernel knows: (C, A, L, B).
     (L = B = the exact sd on a decided box; else 0 and 1, the prior's sd.) ``sm_dec``: the
-    box lies in one bin of every smooth coordinate (``_smooth_range``; True without them).
+    box lies in one bin (or code) of every smooth coordinate (``_smooth_range``; True
+    without them).
 
     Also fills ``wk.phi`` with the per-leaf terms of the tightest separable form (what
     branching weighs), in the order of the reachable leaves ``wk.idx``.
@@ -424,7 +425,7 @@ def _smooth_bound(sm, s, wk, mu_forest, decided, s_off, dptr, dind, Kinv, n_dual
                   sign):
     """``_sample_bound`` of a sample with a smooth share (module docstring), from the forest
     part's mean bound ``mu_forest`` (its leaf terms in ``wk``); ``decided``: one leaf per
-    tree and one bin per coordinate, where the value is exact. The other arguments are the
+    tree and one bin (or code) per coordinate, where the value is exact. The other arguments are the
     ``BoundModel``'s fields of those names."""
     sh = sm.share[s]
     alpha, rmax, rmin, kv = sm.alpha[s], wk.rmax, wk.rmin, wk.kv

@@ -23,13 +23,13 @@ class SmoothModel(NamedTuple):
     alpha = K^-1 y over each leaf's points, its ``Kinv`` the smooth K's, and it has no ``M``);
     ``alpha`` (S, N); ``ubin`` (N, Ds + Dc) each point's bin of every binned coordinate, then
     its code of every categorical one; ``f`` (Ds, B) the RBF factor of binned coordinate j at
-    a distance of d bins, exp(-(d / B)^2 / (2 l_j^2)); ``cf`` (Dc, C, C) the factor of
+    a distance of d bins, exp(-(d / B)^2 / (2 l_j^2)); ``cf`` (Dc, A, A) the factor of
     categorical coordinate c between codes a and b, exp(-cat_d2[c, a, b]); ``feat``
-    (Ds + Dc,) the grid feature of each coordinate; ``cbin`` (Ds, C) the bin of each cell of
-    a binned coordinate; ``tree_u`` (Ds + Dc,) the tree of each coordinate's edges: one more
-    tree of the node arrays per coordinate, which no sample holds, whose splits are the bin
-    edges, or for a categorical coordinate a balanced separation of its allowed codes (so a
-    box spanning several bins or codes has undecided splits there and is cut at them)."""
+    (Ds + Dc,) the grid feature of each coordinate; ``cbin`` (Ds, n_cells) the bin of each
+    cell of a binned coordinate; ``tree_u`` (Ds + Dc,) one more tree of the node arrays per
+    coordinate, which no sample holds: splits at the bin edges, or categorical splits that
+    halve the allowed codes down to one (so a box spanning several bins or codes has
+    undecided splits there and is cut at them)."""
 
     share: np.ndarray
     alpha: np.ndarray
@@ -482,7 +482,8 @@ def _code_tree(col: int, codes: list[int], d2: np.ndarray, nodes: list, k0: int,
     ``codes`` (depth-first, node ids from ``k0``, leaf ids from ``leaf``); returns the next
     leaf id. Each split sends the half nearer one of the two farthest codes left (by
     ``d2``, the coordinate's table): similar codes stay together, so a box's RBF range
-    narrows with the first cuts."""
+    narrows with the first cuts. A code not in ``codes`` (not allowed) reaches no leaf,
+    which no box of the search holds and no sample's bound reads."""
     k = len(nodes)
     if len(codes) <= 1:
         nodes.append([-1, -1, -1, -1, leaf, (), ()])
@@ -530,8 +531,6 @@ def _smooth_model(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -
         # (cell 0: the edges below the box's lower bound)
         sm_cbin[j, 0] = np.searchsorted(edges, box.lower[col], side="left")
         sm_cbin[j, 1:len(t) + 1] = np.searchsorted(edges, t, side="right")
-    for c in range(len(kernel.cat_cols)):
-        _allowed_codes(kernel, c, box)  # categorical columns, tables covering their codes
     return SmoothModel(np.ascontiguousarray(shares, np.float64),
                        np.ascontiguousarray(sm_alpha, np.float64),
                        np.ascontiguousarray(np.concatenate(
