@@ -278,15 +278,21 @@ def test_a_broken_bound_is_caught(mixed_smooth):
     """The mean bound (kappa 0) in numpy equals the kernel's on random boxes and passes the
     check; the same bound with each point's RBF at the wrong end of its range (the smallest
     where alpha_n > 0) falls below cells inside boxes, and the check says so."""
-    problem, systems, grid, _ = grid_of(mixed_smooth, kappa=0.0)
-    post = mixed_smooth[2]
+    _check_broken_mean_bound(mixed_smooth, "bins")
+
+
+def _check_broken_mean_bound(small, broken: str) -> None:
+    """The numpy mean bound equals the kernel's on random boxes and holds; ``broken`` puts
+    the bins' or the codes' factors at the wrong end and must be caught."""
+    problem, systems, grid, _ = grid_of(small, kappa=0.0)
+    post = small[2]
     rng = np.random.default_rng(4)
     for _ in range(20):
         box = random_box(grid, rng, depth=int(rng.integers(0, 8)))
         assert _mean_bound(grid, post, *box) == pytest.approx(grid.bound(*box)[0], abs=1e-12)
     assert bound_violations(lambda *b: _mean_bound(grid, post, *b), grid, problem,
                             systems) == 0
-    assert bound_violations(lambda *b: _mean_bound(grid, post, *b, broken="bins"), grid,
+    assert bound_violations(lambda *b: _mean_bound(grid, post, *b, broken=broken), grid,
                             problem, systems) > 0
 
 
@@ -296,17 +302,7 @@ def test_a_broken_categorical_range_is_caught(case):
     at its largest or smallest value over the box's codes) is the kernel's and holds; with the
     categorical factors at the wrong end (the smallest where the largest is due, and the
     reverse) it falls below cells inside boxes, and the check says so."""
-    small = _make(case)
-    problem, systems, grid, _ = grid_of(small, kappa=0.0)
-    post = small[2]
-    rng = np.random.default_rng(4)
-    for _ in range(20):
-        box = random_box(grid, rng, depth=int(rng.integers(0, 8)))
-        assert _mean_bound(grid, post, *box) == pytest.approx(grid.bound(*box)[0], abs=1e-12)
-    assert bound_violations(lambda *b: _mean_bound(grid, post, *b), grid, problem,
-                            systems) == 0
-    assert bound_violations(lambda *b: _mean_bound(grid, post, *b, broken="codes"), grid,
-                            problem, systems) > 0
+    _check_broken_mean_bound(_make(case), "codes")
 
 
 @pytest.mark.parametrize("case", CAT_CASES)
