@@ -61,8 +61,10 @@ def test_the_method_table_builds_each_problems_strategies(domains):
         continuous = bool(domain.inputs.get(ContinuousInput).get())
         for method in chem_suite.BARK_ARMS:
             settings, kwargs = chem_suite.split_changes(chem_suite.arm_changes(method))
-            if settings.get("smooth_share") and not continuous:
-                # the libraries (MAX, photoswitches) have no continuous input to be smooth in
+            if (settings.get("smooth_share") and not continuous
+                    and not settings.get("smooth_categories")):
+                # the libraries (MAX, photoswitches) have no continuous input to be smooth in,
+                # only categorical ones (smooth_categories)
                 with pytest.raises(ValueError, match="smooth_share: .*no ContinuousInput"):
                     BARKStrategy(domain=domain, surrogate_specs=BARKSettings(**settings),
                                  **kwargs)
@@ -74,6 +76,8 @@ def test_the_method_table_builds_each_problems_strategies(domains):
             assert spec.surrogate_specs.noise_prior == settings.get("noise_prior",
                                                                     "inverse_gamma")
             assert spec.surrogate_specs.smooth_share == settings.get("smooth_share", False)
+            assert spec.surrogate_specs.smooth_categories == settings.get(
+                "smooth_categories", False)
         # through the modules' own seams: the arm's keywords reach the strategy they build
         for method in ("bark_lognormal", "bark_logei"):
             changes = chem_suite.arm_changes(method)
