@@ -103,6 +103,7 @@ BARK_ARMS: dict[str, dict] = {
     # categories' one-hot or descriptor encodings, as BoFire's GP)
     "bark_share_cat_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
                                               "noise_prior": "lognormal"}},
+    "bark_share_cat": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
