@@ -510,6 +510,21 @@ def test_batch_from_the_frontier_proves_each_optimum(case, rule):
         pending = res.x[None] if pending is None else np.vstack([pending, res.x])
 
 
+def _assert_best_feasible_cell_proven(small) -> None:
+    """The search's answer under the domain's constraints is feasible, at least the best
+    feasible cell's value, within its proven bound, and scored as the engine scores it."""
+    problem, systems, grid, cons = grid_of(small)
+    X = np.array(list(cells(grid, problem.box)))
+    X = X[[cons.satisfied(x) for x in X]]
+    best = systems.integrated_ucb(X, KAPPA).max()
+    res = gr.search(grid, cons, None, -np.inf, search_settings())
+    assert res.status == "optimal" and cons.satisfied(res.x)
+    assert res.value >= best - 1e-9
+    assert res.bound >= res.value - 1e-12
+    assert systems.integrated_ucb(res.x[None], KAPPA)[0] == pytest.approx(res.value,
+                                                                           abs=1e-9)
+
+
 def test_constrained_search_holds_its_bound():
     """Three smooth inputs under a linear inequality (the Python loop, feasible points in
     decided boxes): the answer is feasible, at least the best feasible cell centre and
@@ -521,16 +536,7 @@ def test_constrained_search_holds_its_bound():
     space, post = fit(domain, lambda X: np.sin(6 * X[:, 0]) + X[:, 1] - X[:, 2], n=12,
                       n_trees=5, seed=4)
     post = smooth_posterior(post, _box(domain, space, post), [0, 1, 2], [0.3, 0.3, 0.5], 4)
-    problem, systems, grid, cons = grid_of((domain, space, post))
-    X = np.array(list(cells(grid, problem.box)))
-    X = X[[cons.satisfied(x) for x in X]]
-    best = systems.integrated_ucb(X, KAPPA).max()
-    res = gr.search(grid, cons, None, -np.inf, search_settings())
-    assert res.status == "optimal" and cons.satisfied(res.x)
-    assert res.value >= best - 1e-9
-    assert res.bound >= res.value - 1e-12
-    assert systems.integrated_ucb(res.x[None], KAPPA)[0] == pytest.approx(res.value,
-                                                                           abs=1e-9)
+    _assert_best_feasible_cell_proven((domain, space, post))
 
 
 def test_constrained_search_with_categorical_coordinates():
@@ -544,13 +550,4 @@ def test_constrained_search_with_categorical_coordinates():
                       n_trees=5, seed=2)
     post = smooth_posterior(post, _box(domain, space, post), [0, 1], [0.3, 0.5], 5,
                             cat_cols=[3], encodings=[_descriptors(3, 2, seed=4)])
-    problem, systems, grid, cons = grid_of((domain, space, post))
-    X = np.array(list(cells(grid, problem.box)))
-    X = X[[cons.satisfied(x) for x in X]]
-    best = systems.integrated_ucb(X, KAPPA).max()
-    res = gr.search(grid, cons, None, -np.inf, search_settings())
-    assert res.status == "optimal" and cons.satisfied(res.x)
-    assert res.value >= best - 1e-9
-    assert res.bound >= res.value - 1e-12
-    assert systems.integrated_ucb(res.x[None], KAPPA)[0] == pytest.approx(res.value,
-                                                                           abs=1e-9)
+    _assert_best_feasible_cell_proven((domain, space, post))
