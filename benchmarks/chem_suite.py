@@ -104,6 +104,12 @@ BARK_ARMS: dict[str, dict] = {
     "bark_share_cat_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
                                               "noise_prior": "lognormal"}},
     "bark_share_cat": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True}},
+    # bark_share_cat_ln's settings once plain categorical inputs stopped being one-hot in the
+    # smooth part and became "same combination or not" (surrogate.SEPARATE): its own name, as
+    # bark_share_cat_ln's ReactionSynergy rows (plain categories) are of the one-hot version;
+    # on MAX, the photoswitches and CrossCoupling (descriptors) the two are the same model
+    "bark_share_combo_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
+                                                "noise_prior": "lognormal"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)

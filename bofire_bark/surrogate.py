@@ -14,7 +14,7 @@ from bofire_bark import diagnostics
 from bofire_bark.data_models.surrogate import BARKSettings
 from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
 from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior, store
-from bofire_bark.engine.smooth import SmoothKernel, category_d2
+from bofire_bark.engine.smooth import SEPARATE, SmoothKernel, category_d2
 from bofire_bark.jit import compiling
 from bofire_bark.kinds import CATEGORICAL, CONTINUOUS
 from bofire_bark.space import SplitSpace
@@ -34,13 +34,14 @@ def mcmc_settings(settings: BARKSettings) -> MCMCSettings:
     )
 
 
-def category_encoding(space: SplitSpace, d: int) -> np.ndarray:
-    """(C, p) how the smooth share sees the categories of categorical input ``d``, as BoFire's
-    GP encodes them: its descriptors scaled to [0, 1] when it splits by descriptors (or
-    molecular features), else one-hot."""
+def category_encoding(space: SplitSpace, d: int) -> np.ndarray | None:
+    """(C, p) how the smooth share sees the categories of categorical input ``d``: its
+    descriptors scaled to [0, 1] when it splits by descriptors (or molecular features), as
+    BoFire's GP encodes them; None for a plain categorical input, whose categories the smooth
+    share keeps apart (``smooth_kernel``)."""
     table = space.descriptors[d]
     if table is None:
-        return np.eye(int(space.n_values[d]))
+        return None
     span = np.ptp(table, axis=0)
     return (table - table.min(axis=0)) / np.where(span > 0, span, 1.0)
 
@@ -48,22 +49,29 @@ def category_encoding(space: SplitSpace, d: int) -> np.ndarray:
 def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
                   categories: bool = False) -> SmoothKernel:
     """The smooth share's kernel for a fit on encoded ``X``, outputs ``y``: every continuous
-    input that can vary (and with ``categories`` every categorical input with two categories
-    or more, encoded by ``category_encoding``), one RBF length per column, the maximum a
+    input that can vary, one RBF length per column, and with ``categories`` every categorical
+    input with two categories or more. An input with descriptors joins the RBF with one length
+    per descriptor (``category_encoding``); a plain one is a factor that is 1 for the same
+    category and 0 (``SEPARATE``) otherwise, so the smooth share correlates points only within
+    one combination of plain categories: an untried combination gets the share's full prior
+    variance, and the sampled share weighs that against the forest, which does share across
+    combinations. (BoFire's GP default for plain categories, a Hamming kernel of fitted
+    lengths, fits lengths near 0 on ReactionSynergy's data, i.e. this, but the fit is
+    unstable at 18 points: ``benchmarks/synergy_fit.py``.) The lengths are the maximum a
     posteriori lengths of BoTorch's ``SingleTaskGP`` with its defaults (an RBF kernel with the
     dimension-scaled log-normal length prior of Hvarfner et al. 2024 and a log-normal noise
-    prior, BoFire's GP defaults too) on the binned coordinates and the categories' encodings;
-    with fewer than 3 points the prior's median lengths."""
+    prior, BoFire's GP defaults too) on the binned coordinates and the descriptors; with
+    fewer than 3 points the prior's median lengths."""
     kinds, lower, upper = space.kinds, space.lower, space.upper
     cols = np.flatnonzero((kinds == CONTINUOUS) & (upper > lower))
     cat_cols = (np.flatnonzero((kinds == CATEGORICAL) & (space.n_values > 1)) if categories
                 else np.zeros(0, np.int64))
     tables = [category_encoding(space, int(c)) for c in cat_cols]
-    width = len(cols) + sum(t.shape[1] for t in tables)
+    width = len(cols) + sum(t.shape[1] for t in tables if t is not None)
     lengths = np.full(width, np.exp(np.sqrt(2.0) + 0.5 * np.log(width)))  # the prior's median
     bins = SmoothKernel(cols, lower[cols], upper[cols], lengths[:len(cols)], n_bins,
                         cat_cols, np.zeros((len(cat_cols), 1, 1))).bins
-    if len(y) >= 3 and np.ptp(y) > 0:
+    if width and len(y) >= 3 and np.ptp(y) > 0:
         import torch
         from botorch.fit import fit_gpytorch_mll
         from botorch.models import SingleTaskGP
@@ -71,7 +79,8 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
 
         codes = np.asarray(X, np.float64)[:, cat_cols].astype(np.int64)
         Z = np.concatenate([(bins(X) + 0.5) / int(n_bins)]
-                           + [t[codes[:, j]] for j, t in enumerate(tables)], axis=1)
+                           + [t[codes[:, j]] for j, t in enumerate(tables) if t is not None],
+                           axis=1)
         gp = SingleTaskGP(torch.as_tensor(Z, dtype=torch.float64),
                           torch.tensor(np.array(y, dtype=np.float64)[:, None]))
         # one thread: on matrices this small torch's threads only contend, with each other
@@ -86,10 +95,14 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
         # a failed fit keeps the prior's lengths rather than stop the ask
         if len(fitted) == width and np.all(np.isfinite(fitted)) and np.all(fitted > 0):
             lengths = fitted
-    n_codes = max([t.shape[0] for t in tables], default=1)
+    n_codes = int(max(space.n_values[cat_cols], default=1))
     cat_d2 = np.zeros((len(cat_cols), n_codes, n_codes))
     at = len(cols)
     for j, t in enumerate(tables):
+        if t is None:
+            c = int(space.n_values[cat_cols[j]])
+            cat_d2[j, :c, :c] = SEPARATE * (1.0 - np.eye(c))
+            continue
         c, p = t.shape
         cat_d2[j, :c, :c] = category_d2(t, lengths[at:at + p])
         at += p

@@ -18,6 +18,7 @@ from bofire.data_models.objectives.api import MaximizeObjective
 import bofire_bark  # noqa: F401 (registers BARK with BoFire)
 from bofire_bark.data_models.strategy import BARKStrategy
 from bofire_bark.data_models.surrogate import BARKSurrogate
+from bofire_bark.engine.smooth import SEPARATE
 
 INPUTS = Inputs(features=[ContinuousInput(key="a", bounds=(0.0, 1.0)),
                           ContinuousInput(key="b", bounds=(0.0, 10.0)),
@@ -128,8 +129,8 @@ def test_smooth_categories_needs_the_share_and_may_stand_without_a_continuous_in
 
 
 def test_categorical_coordinates_fit_dump_and_load():
-    """The categories join the smooth part (one-hot: every pair of distinct codes at the
-    distance of their two lengths), survive a dump, and a damaged table is named."""
+    """A plain categorical input joins the smooth part as "same category or not" (every pair
+    of distinct codes at ``SEPARATE``), survives a dump, and a damaged table is named."""
     import bofire.surrogates.api as surrogates
 
     dm = BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True,
@@ -141,7 +142,7 @@ def test_categorical_coordinates_fit_dump_and_load():
     np.testing.assert_array_equal(kernel.cols, [0, 1])
     np.testing.assert_array_equal(kernel.cat_cols, [2])
     d2 = kernel.cat_d2[0]
-    assert d2.shape == (2, 2) and d2[0, 1] == d2[1, 0] > 0 and d2[0, 0] == d2[1, 1] == 0
+    assert d2.shape == (2, 2) and d2[0, 1] == d2[1, 0] == SEPARATE and d2[0, 0] == d2[1, 1] == 0
     U = kernel.coords(model.space.encode(df))
     gram = kernel.gram(U, U)
     x, y = df.c.to_numpy() == "x", df.c.to_numpy() == "y"

@@ -143,6 +143,11 @@ class SmoothKernel:
         return np.exp(-d2)
 
 
+# cat_d2 between two categories a smooth part keeps apart (a plain categorical input's): the
+# factor exp(-40) ~ 4e-18 is 0 for the posterior yet keeps every bound's arithmetic finite
+SEPARATE = 40.0
+
+
 def category_d2(encoding: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """(C, C) half the squared distance of the rows of ``encoding`` (C, p), each column
     divided by its length: a categorical coordinate's ``cat_d2`` table."""

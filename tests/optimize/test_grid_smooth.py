@@ -22,7 +22,7 @@ from acq_helpers import (
     search_settings,
 )
 
-from bofire_bark.engine.smooth import SmoothKernel, category_d2
+from bofire_bark.engine.smooth import SEPARATE, SmoothKernel, category_d2
 from bofire_bark.optimize import grid as gr
 from bofire_bark.optimize.ensemble import CATEGORICAL
 from bofire_bark.optimize.entry import prepare_search
@@ -81,7 +81,9 @@ def _box(domain, space, post):
 def _make(case):
     """(domain, space, posterior) of a named small case: binned smooth coordinates only
     (cont1, cont3, mixed), with a one-hot categorical one (mixed_cat), with a descriptor and a
-    one-hot one (cat2), or those two alone (cat_only: no binned coordinate)."""
+    plain one whose categories the smooth part keeps apart as the library does
+    (``surrogate.SEPARATE``: one-hot at lengths 40^-1/2) (cat2), or those two alone (cat_only:
+    no binned coordinate)."""
     if case in ("cat2", "cat_only"):
         domain = cat_domain()
         space, post = fit(domain, lambda X: np.sin(4 * X[:, 0]) + 0.4 * X[:, 1]
@@ -89,7 +91,7 @@ def _make(case):
         cols, lengths = ([0], [0.3]) if case == "cat2" else ([], [])
         return domain, space, smooth_posterior(
             post, _box(domain, space, post), cols, lengths, 4, seed=3, cat_cols=[1, 2],
-            encodings=[_descriptors(5, 2, seed=7), (np.eye(3), [0.9] * 3)])
+            encodings=[_descriptors(5, 2, seed=7), (np.eye(3), [SEPARATE ** -0.5] * 3)])
     if case == "mixed_cat":
         domain = mixed_domain()
         space, post = fit(domain, lambda X: np.sin(3 * X[:, 0]) + X[:, 1] * (X[:, 3] == 1),
