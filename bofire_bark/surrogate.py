@@ -14,7 +14,7 @@ from bofire_bark import diagnostics
 from bofire_bark.data_models.surrogate import BARKSettings
 from bofire_bark.data_models.surrogate import BARKSurrogate as DataModel
 from bofire_bark.engine import Chain, MCMCSettings, Posterior, fit_posterior, sample_prior, store
-from bofire_bark.engine.smooth import SEPARATE, SmoothKernel, category_d2
+from bofire_bark.engine.smooth import SEPARATE, SmoothKernel, bins_of, category_d2
 from bofire_bark.jit import compiling
 from bofire_bark.kinds import CATEGORICAL, CONTINUOUS
 from bofire_bark.space import SplitSpace
@@ -69,8 +69,6 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
     tables = [category_encoding(space, int(c)) for c in cat_cols]
     width = len(cols) + sum(t.shape[1] for t in tables if t is not None)
     lengths = np.full(width, np.exp(np.sqrt(2.0) + 0.5 * np.log(width)))  # the prior's median
-    bins = SmoothKernel(cols, lower[cols], upper[cols], lengths[:len(cols)], n_bins,
-                        cat_cols, np.zeros((len(cat_cols), 1, 1))).bins
     if width and len(y) >= 3 and np.ptp(y) > 0:
         import torch
         from botorch.fit import fit_gpytorch_mll
@@ -78,7 +76,8 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
         from gpytorch.mlls import ExactMarginalLogLikelihood
 
         codes = np.asarray(X, np.float64)[:, cat_cols].astype(np.int64)
-        Z = np.concatenate([(bins(X) + 0.5) / int(n_bins)]
+        Z = np.concatenate([(bins_of(X, cols, lower[cols], upper[cols], n_bins) + 0.5)
+                            / int(n_bins)]
                            + [t[codes[:, j]] for j, t in enumerate(tables) if t is not None],
                            axis=1)
         gp = SingleTaskGP(torch.as_tensor(Z, dtype=torch.float64),

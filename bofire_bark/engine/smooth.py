@@ -49,6 +49,25 @@ DEFAULT_BINS = 32
 MAX_BINS = 1024
 
 
+def bin_edges(lower: float, upper: float, n_bins: int) -> np.ndarray:
+    """The n_bins - 1 interior edges of equal bins over [lower, upper]."""
+    b = int(n_bins)
+    return lower + (upper - lower) * np.arange(1, b) / b
+
+
+def bins_of(X: np.ndarray, cols: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+            n_bins: int) -> np.ndarray:
+    """(n, len(cols)) int64 bin of columns ``cols`` of the encoded rows ``X``, each over its
+    [lower, upper] in ``n_bins`` bins; a value on an edge goes to the left bin, as
+    ``x <= t`` does in a tree."""
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    out = np.empty((len(X), len(cols)), dtype=np.int64)
+    for j, col in enumerate(cols):
+        out[:, j] = np.searchsorted(bin_edges(lower[j], upper[j], n_bins), X[:, col],
+                                    side="left")
+    return out
+
+
 @dataclass(frozen=True)
 class SmoothKernel:
     """The smooth part's fixed settings for one fit.
@@ -108,16 +127,11 @@ class SmoothKernel:
     def edges(self, j: int) -> np.ndarray:
         """The n_bins - 1 interior bin edges of binned coordinate ``j``, in the input's units
         (what the grid search adds to the feature's thresholds)."""
-        b = int(self.n_bins)
-        return self.lower[j] + (self.upper[j] - self.lower[j]) * np.arange(1, b) / b
+        return bin_edges(self.lower[j], self.upper[j], self.n_bins)
 
     def bins(self, X: np.ndarray) -> np.ndarray:
         """(n, Ds) int64 bin of each binned coordinate of the encoded rows ``X`` (n, D)."""
-        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        out = np.empty((len(X), len(self.cols)), dtype=np.int64)
-        for j, col in enumerate(self.cols):
-            out[:, j] = np.searchsorted(self.edges(j), X[:, col], side="left")
-        return out
+        return bins_of(X, self.cols, self.lower, self.upper, self.n_bins)
 
     def codes(self, X: np.ndarray) -> np.ndarray:
         """(n, Dc) int64 code of each categorical coordinate of the encoded rows ``X``."""
