@@ -130,11 +130,11 @@ class BARKSettings(BaseModel):
     smooth_categories: bool = Field(
         default=False, description=(
             "The smooth share's kernel also covers the categorical inputs (experimental; "
-            "needs smooth_share): a product with the RBF, each input encoded as BoFire's GP "
-            "encodes it (one-hot, or its descriptors) with fitted lengths, so an untried "
-            "combination of categories is only as correlated with the tried ones as each "
-            "category is with the others. A domain with categorical inputs and no continuous "
-            "one can then have a smooth share."))
+            "needs smooth_share): a product with the RBF, over an input's descriptors (scaled "
+            "as BoFire's GP has them, fitted lengths) or, for a plain categorical input, 1 for "
+            "the same category and 0 otherwise, so an untried combination of categories keeps "
+            "the smooth part's full variance. A domain with categorical inputs and no "
+            "continuous one can then have a smooth share."))
     prior_only: bool = Field(
         default=False, description="Draw forests from the prior without MCMC (BARKPrior).")
     seed: Annotated[int, Field(ge=0)] | None = None
