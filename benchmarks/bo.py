@@ -115,11 +115,33 @@ class BOConfig:
     tie_break: str = "none"
     # BARK's noise prior (BARKSettings.noise_prior)
     noise_prior: str = "inverse_gamma"
+    # BARK's smooth share (BARKSettings.smooth_share, smooth_categories) by a rule over the
+    # domain (smooth_settings): "off", "continuous" or "all"
+    smooth: str = "off"
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
 
     def run_dir(self, bench: str, method: str) -> Path:
         return Path(self.out_dir) / self.runs / bench / method
+
+
+def smooth_settings(rule: str, domain) -> dict:
+    """BARKSettings fields of a smooth-share rule on ``domain``: "off" none; "continuous" the
+    share over the continuous inputs where there is one, over the categorical ones only where
+    there is none (the rule the chemistry suite suggested, docs/results/chemistry.md); "all"
+    the share over both wherever either exists."""
+    from bofire.data_models.features.api import CategoricalInput, ContinuousInput
+
+    if rule == "off":
+        return {}
+    continuous = any(isinstance(f, ContinuousInput) and f.bounds[1] > f.bounds[0]
+                     for f in domain.inputs.get())
+    categorical = any(isinstance(f, CategoricalInput) and len(f.categories) > 1
+                      for f in domain.inputs.get())
+    categories = categorical and (rule == "all" or not continuous)
+    if not (continuous or categories):
+        return {}
+    return {"smooth_share": True, "smooth_categories": categories}
 
 
 def n_initial(bench) -> int:
@@ -190,7 +212,8 @@ def strategy_spec(method: str, domain, seed: int, cfg: BOConfig):
             settings = BARKSettings(n_trees=cfg.n_trees, n_chains=cfg.n_chains,
                                     n_samples=cfg.n_samples, thinning=cfg.thinning,
                                     burn_in=cfg.burn_in, split_prior=cfg.split_prior,
-                                    noise_prior=cfg.noise_prior)
+                                    noise_prior=cfg.noise_prior,
+                                    **smooth_settings(cfg.smooth, domain))
             return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings,
                                 time_limit=cfg.time_limit, n_start_points=cfg.n_start_points,
                                 solver=cfg.solver, max_time=cfg.max_time,
@@ -474,6 +497,7 @@ def check_settings(cfg: BOConfig, ignore: tuple[str, ...] = ()) -> dict:
         saved.setdefault("extend_gap", 0.15)
         saved.setdefault("tie_break", "none")  # before the field: the search's point
         saved.setdefault("noise_prior", "inverse_gamma")  # before the field: BART's prior
+        saved.setdefault("smooth", "off")  # before the field: no smooth share
         if saved != settings:
             differ = sorted(k for k in settings if saved.get(k) != settings[k])
             raise SystemExit(
