@@ -553,3 +553,32 @@ def test_constrained_search_with_categorical_coordinates():
     post = smooth_posterior(post, _box(domain, space, post), [0, 1], [0.3, 0.5], 5,
                             cat_cols=[3], encodings=[_descriptors(3, 2, seed=4)])
     _assert_best_feasible_cell_proven((domain, space, post))
+
+
+def test_an_underflowed_rbf_factor_gives_finite_impacts():
+    """Where a binned coordinate's RBF factor underflows to 0 (a short length, points many
+    bins away), the branching impacts stay finite: the 0 / 0 of such a point's slack is 0 (its
+    largest RBF over the box is 0 too), not NaN. Checked on each one-cell box at the ends of
+    cont1's coordinate, with the factor table cut to 0 beyond one bin."""
+    from bofire_bark.optimize.grid.bound import _add_smooth_impacts, _smooth_range
+
+    problem, _systems, grid, _ = grid_of(_make("cont1"))
+    bm = grid.gm.bm
+    f = bm.smooth.f.copy()
+    f[:, 2:] = 0.0
+    sm = bm.smooth._replace(f=f)
+    n, u = sm.alpha.shape[1], int(sm.tree_u[0])
+    und_start = np.zeros(len(bm.tree_root) + 1, np.int64)
+    und_start[u + 1:] = 1  # one undecided split, in the coordinate's own tree
+    rmax, rmin = np.empty(n), np.empty(n)
+    lo, hi, cat = grid.root()
+    ends = [0, int(hi[0]) - 1]
+    assert max(abs(int(b) - int(sm.cbin[0, e])) for e in ends for b in sm.ubin[:, 0]) >= 2
+    for e in ends:
+        box_lo, box_hi = lo.copy(), hi.copy()
+        box_lo[0], box_hi[0] = e, e
+        _smooth_range(sm, box_lo, box_hi, cat, rmax, rmin)
+        impact = np.zeros((1, 2))
+        _add_smooth_impacts(sm, np.ones(len(sm.share)), box_lo, box_hi, cat, und_start, rmax,
+                            impact)
+        assert np.all(np.isfinite(impact)), (e, impact)

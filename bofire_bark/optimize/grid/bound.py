@@ -646,11 +646,14 @@ def _add_smooth_impacts(sm, s_weight, box_lo, box_hi, box_cat, und_start, rmax, 
         slack = 0.0
         for n in range(N):
             u = ubin[n, j]
+            # a factor may underflow to 0 (a short length, a far point): then so does the
+            # point's rmax, and its slack is 0
             if j < ds:
                 near = a - u if u < a else (u - b if u > b else 0)
                 far = max(abs(u - a), abs(u - b))
-                gap = 1.0 - sm_f[j, far] / sm_f[j, near]
-            else:  # (a factor may underflow to 0)
+                f_near = sm_f[j, near]
+                gap = 1.0 - sm_f[j, far] / f_near if f_near > 0.0 else 0.0
+            else:
                 gap = 1.0 - fmin[u] / fmax[u] if fmax[u] > 0.0 else 0.0
             if gap <= 0.0:
                 continue
