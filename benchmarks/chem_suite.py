@@ -104,13 +104,13 @@ BARK_ARMS: dict[str, dict] = {
     "bark_share_cat_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
                                               "noise_prior": "lognormal"}},
     "bark_share_cat": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True}},
-    # bark_share_cat_ln's settings once plain categorical inputs stopped being one-hot in the
-    # smooth part and became "same combination or not" (surrogate.SEPARATE): its own name, as
-    # bark_share_cat_ln's ReactionSynergy rows (plain categories) are of the one-hot version;
-    # on MAX, the photoswitches and CrossCoupling (descriptors) the two are the same model
     # bark_share_ln with finer bins (the smooth part's resolution: 1/128 of each range)
     "bark_share_ln_b128": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal",
                                                "smooth_bins": 128}},
+    # bark_share_cat_ln's settings once plain categorical inputs stopped being one-hot in the
+    # smooth part and became "same combination or not" (engine.smooth.SEPARATE): its own
+    # name, as bark_share_cat_ln's ReactionSynergy rows (plain categories) are of the one-hot
+    # version; on MAX, the photoswitches and CrossCoupling (descriptors) the two are one model
     "bark_share_combo_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
                                                 "noise_prior": "lognormal"}},
 }

@@ -55,9 +55,8 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
     category and 0 (``SEPARATE``) otherwise, so the smooth share correlates points only within
     one combination of plain categories: an untried combination gets the share's full prior
     variance, and the sampled share weighs that against the forest, which does share across
-    combinations. (BoFire's GP default for plain categories, a Hamming kernel of fitted
-    lengths, fits lengths near 0 on ReactionSynergy's data, i.e. this, but the fit is
-    unstable at 18 points: ``benchmarks/synergy_fit.py``.) The lengths are the maximum a
+    combinations (BoFire's GP has a Hamming kernel of fitted lengths there; why a fixed
+    factor: docs/results/chemistry.md, "Plain categories kept apart"). The lengths are the maximum a
     posteriori lengths of BoTorch's ``SingleTaskGP`` with its defaults (an RBF kernel with the
     dimension-scaled log-normal length prior of Hvarfner et al. 2024 and a log-normal noise
     prior, BoFire's GP defaults too) on the binned coordinates and the descriptors; with
@@ -68,7 +67,7 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
                 else np.zeros(0, np.int64))
     tables = [category_encoding(space, int(c)) for c in cat_cols]
     width = len(cols) + sum(t.shape[1] for t in tables if t is not None)
-    lengths = np.full(width, np.exp(np.sqrt(2.0) + 0.5 * np.log(width)))  # the prior's median
+    lengths = np.full(width, np.exp(np.sqrt(2.0) + 0.5 * np.log(max(width, 1))))  # prior median
     if width and len(y) >= 3 and np.ptp(y) > 0:
         import torch
         from botorch.fit import fit_gpytorch_mll

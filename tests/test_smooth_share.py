@@ -154,3 +154,31 @@ def test_categorical_coordinates_fit_dump_and_load():
     pd.testing.assert_frame_equal(loaded.predict(df), model.predict(df))
     np.testing.assert_array_equal(loaded.posterior.smooth.cat_d2, kernel.cat_d2)
     assert_damage_named(dm, model.dumps(), {"smooth_cat_d2": -1.0, "smooth_cat_cols": 0})
+
+
+def test_plain_categories_alone_fit_without_rbf_lengths():
+    """A domain of plain categorical inputs only: no RBF column (no lengths fitted), each
+    input's table at ``SEPARATE`` off the diagonal, and a point of a tried combination keeps a
+    smaller sd than an untried combination."""
+    import warnings
+
+    import bofire.surrogates.api as surrogates
+
+    inputs = Inputs(features=[CategoricalInput(key="s", categories=["p", "q", "r"]),
+                              CategoricalInput(key="c", categories=["u", "v"])])
+    dm = BARKSurrogate(inputs=inputs, outputs=OUTPUTS, smooth_share=True,
+                       smooth_categories=True, **FAST)
+    tried = pd.DataFrame({"s": ["p", "p", "q", "q", "r", "p", "q"],
+                          "c": ["u", "u", "v", "v", "u", "u", "v"]})
+    model = surrogates.map(dm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # e.g. a log of 0 RBF columns
+        model.fit(tried.assign(y=[1.0, 1.1, 0.2, 0.3, 0.6, 0.9, 0.25]))
+    kernel = model.posterior.smooth
+    assert len(kernel.cols) == 0 and len(kernel.lengths) == 0
+    assert sorted(int(model.space.n_values[c]) for c in kernel.cat_cols) == [2, 3]
+    for j, col in enumerate(kernel.cat_cols):
+        n = int(model.space.n_values[col])
+        np.testing.assert_array_equal(kernel.cat_d2[j, :n, :n], SEPARATE * (1 - np.eye(n)))
+    sd = model.predict(pd.DataFrame({"s": ["p", "p"], "c": ["u", "v"]}))["y_sd"].to_numpy()
+    assert sd[0] < sd[1]  # (p, u) measured three times, (p, v) never
