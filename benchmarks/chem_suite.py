@@ -93,6 +93,11 @@ BARK_ARMS: dict[str, dict] = {
     # deeper trees (depth prior alpha (1 + d)^-1 instead of ^-2): a kernel whose correlation
     # falls faster away from the data, so untried regions keep more of their prior variance
     "bark_deep": {"surrogate_specs": {"beta": 1.0}},
+    # deep trees with the smooth share and the log-normal noise prior: on CrossCoupling deep
+    # trees split the conditions within a base (benchmarks/cc_fit.py), the share carries the
+    # continuous trend across bases
+    "bark_deep_share_ln": {"surrogate_specs": {"beta": 1.0, "smooth_share": True,
+                                               "noise_prior": "lognormal"}},
     # the paper's split prior (every input equally likely) instead of the sparse Dirichlet
     "bark_uniform": {"surrogate_specs": {"split_prior": "uniform"}},
     # a smooth share of the kernel over the continuous inputs (engine.smooth), with BoFire's
