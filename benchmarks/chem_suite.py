@@ -118,6 +118,11 @@ BARK_ARMS: dict[str, dict] = {
     # version; on MAX, the photoswitches and CrossCoupling (descriptors) the two are one model
     "bark_share_combo_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
                                                 "noise_prior": "lognormal"}},
+    # bark_share_ln with the candidate moved within its grid cell to where the smooth part's
+    # continuous extension scores best (tie_break="smooth"): sub-bin resolution, and the
+    # bounds when the response keeps rising towards them
+    "bark_share_ln_tie": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"},
+                          "acquisition_optimizer": {"tie_break": "smooth"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)

@@ -29,7 +29,7 @@ from bofire_bark.defaults import (
 _STRICT = {"extra": "forbid"}
 
 # Which point of the candidate's grid cell an ask returns (``SearchSettings.tie_break``).
-TIE_BREAKS = ("none", "farthest")
+TIE_BREAKS = ("none", "farthest", "smooth")
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,10 @@ class SearchSettings:
         grid: the grid search's settings (``GridSettings``).
         tie_break: which point of the candidate's cell of the grid (where every tree, so the
             acquisition, is constant) is returned: "none" (the search's own, often a box's
-            centre) or "farthest" (the one farthest from the measured and pending points,
-            ``incumbent.farthest_in_cell``). Finite libraries are enumerated and keep theirs.
+            centre), "farthest" (the one farthest from the measured and pending points,
+            ``incumbent.farthest_in_cell``) or "smooth" (with a smooth share: the one where
+            the smooth part's continuous extension scores best, ``incumbent.smoothest_in_cell``).
+            Finite libraries are enumerated and keep theirs.
     """
 
     __pydantic_config__ = _STRICT

@@ -93,7 +93,8 @@ class BARKStrategy(PredictiveStrategy):
         "MIP when a nonlinear equality needs it), time_limit, mip_gap, abs_gap, max_time, "
         "extend_gap, n_start_points, n_starts, n_sweeps, isolate, n_cuts, grid (the grid "
         "search's GridSettings) and tie_break (the point of the candidate's grid cell: "
-        "'none', the search's, or 'farthest' from the measured and pending points). "
+        "'none', the search's, 'farthest' from the measured and pending points, or 'smooth', "
+        "where a smooth share's continuous extension scores best). "
         "The same keys at the top level of a spec are accepted and "
         "moved here.")] = Field(default_factory=SearchSettings)
     scalarization: Annotated[Literal[SCALARIZATIONS], Field(
@@ -289,6 +290,10 @@ class BARKStrategy(PredictiveStrategy):
         the library enumeration: refuse a MIP solver and the constraints that need one."""
         check_smooth_share(self.surrogate_specs, self.domain.inputs)
         if not self.surrogate_specs.smooth_share:
+            if self.acquisition_optimizer.tie_break == "smooth":
+                raise ValueError("acquisition_optimizer.tie_break: 'smooth' ranks the points "
+                                 "of a cell by the smooth share's continuous extension and "
+                                 "needs surrogate_specs.smooth_share=True")
             return self
         solver = self.acquisition_optimizer.solver
         if solver in MIP_SOLVERS:

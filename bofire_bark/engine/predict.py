@@ -193,15 +193,18 @@ class SampleSystems:
                 for s, f in enumerate(self._forests)
             ]
 
-    def predict_each(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-sample (mean, latent variance), (S, n) each, standardized units."""
+    def predict_each(self, Xnew: np.ndarray, binned: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Per-sample (mean, latent variance), (S, n) each, standardized units. ``binned=False``
+        evaluates a smooth share's continuous extension (``SmoothKernel.coords``); without a
+        smooth share it changes nothing."""
         Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
         S = len(self.systems)
         means = np.empty((S, len(Xnew)))
         variances = np.empty((S, len(Xnew)))
         if self.smooth is not None:
             for s, (f, system) in enumerate(zip(self._forests, self.systems, strict=True)):
-                means[s], variances[s] = system.predict(f, self.kinds, self.smooth, Xnew)
+                means[s], variances[s] = system.predict(f, self.kinds, self.smooth, Xnew, binned)
             return means, variances
         sigma2 = self.samples["sigma2"]
         for s, (f, (lcol, Ginv, beta, _)) in enumerate(zip(self._forests, self.systems,

@@ -141,11 +141,17 @@ class SmoothKernel:
             raise ValueError("SmoothKernel: a categorical code outside its cat_d2 table")
         return codes
 
-    def coords(self, X: np.ndarray) -> np.ndarray:
+    def coords(self, X: np.ndarray, binned: bool = True) -> np.ndarray:
         """(n, Ds + Dc) the smooth coordinates u of ``X``: bin centres on [0, 1], then the
-        categorical codes (as floats)."""
-        return np.concatenate(((self.bins(X) + 0.5) / int(self.n_bins),
-                               self.codes(X).astype(np.float64)), axis=1)
+        categorical codes (as floats). ``binned=False``: the scaled values themselves, the
+        kernel's continuous extension between bin centres (what ``tie_break="smooth"`` ranks
+        the points of one cell by; the model and its search stay binned)."""
+        if binned:
+            u = (self.bins(X) + 0.5) / int(self.n_bins)
+        else:
+            X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+            u = np.clip((X[:, self.cols] - self.lower) / (self.upper - self.lower), 0.0, 1.0)
+        return np.concatenate((u, self.codes(X).astype(np.float64)), axis=1)
 
     def gram(self, U1: np.ndarray, U2: np.ndarray) -> np.ndarray:
         """k_rbf between smooth coordinates (n1, Ds + Dc) and (n2, Ds + Dc): (n1, n2)."""
@@ -195,19 +201,20 @@ class SmoothSystem:
     sigma2: float
 
     def cross(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
-              Xnew: np.ndarray) -> np.ndarray:
-        """k(x, X_n) for the rows of ``Xnew``: (n, N)."""
+              Xnew: np.ndarray, binned: bool = True) -> np.ndarray:
+        """k(x, X_n) for the rows of ``Xnew``: (n, N) (``binned``: ``SmoothKernel.coords``)."""
         m = forest.feat.shape[0]
         leaf_new = np.empty((m, len(Xnew)), dtype=np.int64)
         route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, Xnew,
                   leaf_new)
         return kernel_matrix(self.share, shared_counts(leaf_new, self.leaf_of),
-                             kernel.gram(kernel.coords(Xnew), self.U), m)
+                             kernel.gram(kernel.coords(Xnew, binned), self.U), m)
 
     def predict(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
-                Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(mean, latent variance) at ``Xnew`` (n, D), standardized units."""
-        k = self.cross(forest, kinds, kernel, Xnew)
+                Xnew: np.ndarray, binned: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, latent variance) at ``Xnew`` (n, D), standardized units (``binned``:
+        ``SmoothKernel.coords``)."""
+        k = self.cross(forest, kinds, kernel, Xnew, binned)
         var = 1.0 - np.einsum("ij,jk,ik->i", k, self.Kinv, k)
         return k @ self.alpha, np.clip(var, 0.0, 1.0)
 

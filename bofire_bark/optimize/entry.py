@@ -44,6 +44,7 @@ from bofire_bark.optimize.incumbent import (
     farthest_in_cell,
     find_incumbent,
     random_points,
+    smoothest_in_cell,
 )
 from bofire_bark.optimize.problem import SMOOTH_MIP, build_problem, with_tangent_cuts
 from bofire_bark.optimize.result import (  # noqa: F401 (re-exported)
@@ -279,8 +280,8 @@ class OneOutputSearch:
             gps=self.name != "bnb", rule=settings.rule)
         self.rule = settings.acquisition_rule
 
-    def score(self, X):
-        return self.rule.score(self.systems, X, self.sign, self.problem.incumbents)
+    def score(self, X, binned: bool = True):
+        return self.rule.score(self.systems, X, self.sign, self.problem.incumbents, binned)
 
     def is_feasible(self, X):
         return feasible(self.domain, self.space, self.problem.box, X, tol=1e-6,
@@ -439,20 +440,20 @@ class _Outputs:
                                         noisy=self.rule == "nehvi",
                                         output_limits=settings.output_limits)
 
-    def channels(self, X, moments: list | None = None):
+    def channels(self, X, moments: list | None = None, binned: bool = True):
         """Channel values (n, C); ``moments``: every output's ``predict_each`` at X, if
         already at hand."""
         parts = []
         for k, sys_k in enumerate(self.systems):
-            means, variances = sys_k.predict_each(X) if moments is None else moments[k]
+            means, variances = sys_k.predict_each(X, binned) if moments is None else moments[k]
             sd = self.kappa * np.sqrt(variances)
             parts.append({1.0: (means + sd).mean(axis=0), -1.0: (sd - means).mean(axis=0)})
         return np.stack([parts[c.output][c.sign] for c in self.acq.channels], axis=-1)
 
-    def score(self, X):  # -inf past a pruning output limit: never the start
+    def score(self, X, binned: bool = True):  # -inf past a pruning output limit: never the start
         if self.hv is None:
-            return self.acq.value(self.channels(X))
-        moments = [sys_k.predict_each(X) for sys_k in self.systems]
+            return self.acq.value(self.channels(X, binned=binned))
+        moments = [sys_k.predict_each(X, binned) for sys_k in self.systems]
         if not self.hv.prunes:
             return self.hv.values(moments)
         ok = self.acq.slack(self.channels(X, moments)) >= 0.0
@@ -579,11 +580,14 @@ def _not_pending(x, value, status, pending, box, thresholds, score, fulfils):
 
 def _tie_break(x, value, settings, box, thresholds, score, fulfils, specs, X, pending):
     """(x, value) moved within its grid cell as ``settings.tie_break`` says."""
+    rng = np.random.default_rng(settings.seed)
+    if settings.tie_break == "smooth":
+        return smoothest_in_cell(x, value, box, thresholds, score,
+                                 lambda P: score(P, binned=False), fulfils, specs, rng)
     if settings.tie_break != "farthest":
         return x, value
     data = X if pending is None or not len(pending) else np.vstack([X, pending])
-    return farthest_in_cell(x, value, box, thresholds, score, fulfils, specs, data,
-                            np.random.default_rng(settings.seed))
+    return farthest_in_cell(x, value, box, thresholds, score, fulfils, specs, data, rng)
 
 
 def _snap_zeros(x, value, problem, score, is_feasible):

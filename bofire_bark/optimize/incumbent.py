@@ -253,33 +253,27 @@ def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ..
     return Incumbent(best_x, best_v, len(X), pool)
 
 
-def farthest_in_cell(x: np.ndarray, value: float, box: InputBox,
-                     thresholds: tuple[np.ndarray, ...],
-                     score: Callable[[np.ndarray], np.ndarray],
-                     feasible: Callable[[np.ndarray], np.ndarray], specs: tuple,
-                     data: np.ndarray, rng: np.random.Generator, n: int = 256
-                     ) -> tuple[np.ndarray, float]:
-    """The feasible point of ``x``'s grid cell farthest from the rows of ``data`` (measured and
-    pending points), scoring no lower than ``value``: (point, score); ``x`` itself when no
-    other point does.
-
-    Every tree routes all points of a cell alike, so the acquisition cannot choose among them;
-    the search's own choice (a box's centre) pulls every input the trees rarely split towards
-    the middle of its range. The farthest point adds the most new ground at no cost in the
-    acquisition: the cell's corners (a random ``n / 2`` when there are more) and ``n / 2``
-    uniform points, projected onto linear constraints, checked by ``feasible`` and scored.
-    Distance: ordered features scaled to [0, 1] by their bounds, 1 per differing category.
-    Zeros of NChooseK and semicontinuous features stay (the counts would change).
-    """
+def cell_points(x: np.ndarray, value: float, box: InputBox,
+                thresholds: tuple[np.ndarray, ...],
+                score: Callable[[np.ndarray], np.ndarray],
+                feasible: Callable[[np.ndarray], np.ndarray], specs: tuple,
+                rng: np.random.Generator, n: int = 256, shrink: float = 1.0) -> np.ndarray:
+    """Feasible points of ``x``'s grid cell scoring no lower than ``value`` (m, D), maybe none:
+    the cell's corners (a random ``n / 2`` when there are more) and ``n / 2`` uniform points,
+    projected onto linear constraints, checked by ``feasible`` and scored. Zeros of NChooseK
+    and semicontinuous features stay (the counts would change). ``shrink`` < 1: the part of
+    the cell within ``shrink`` times its width of ``x`` instead (a closer look around x)."""
     held = [j for s in specs if isinstance(s, NChooseKSpec) for j in s.features]
     lo, hi = cell_bounds(x, box, thresholds)
-    # zeros of NChooseK and semicontinuous features stay where they are
+    if shrink < 1.0:
+        half_width = 0.5 * shrink * (hi - lo)
+        lo, hi = np.maximum(lo, x - half_width), np.minimum(hi, x + half_width)
     zero = [j for j in range(box.n_features)
             if x[j] == 0.0 and (j in held or box.semicontinuous[j])]
     lo[zero], hi[zero] = x[zero], x[zero]
     free = np.flatnonzero(hi > lo)
-    if len(free) == 0 or data is None or len(data) == 0:
-        return x, value
+    if len(free) == 0:
+        return np.zeros((0, len(x)))
     half = n // 2
     if 2 ** len(free) <= half:
         bits = (np.arange(2 ** len(free))[:, None] >> np.arange(len(free))[None, :]) & 1
@@ -293,14 +287,33 @@ def farthest_in_cell(x: np.ndarray, value: float, box: InputBox,
     linear = [s for s in specs if isinstance(s, LinearSpec)]
     if linear:
         _project(X, box, linear)
-    X = X[feasible(X)] if len(X) else X
+    X = X[feasible(X)]
+    if len(X) == 0:
+        return X
+    return X[score(X) >= value - 1e-9 * max(1.0, abs(value))]
+
+
+def farthest_in_cell(x: np.ndarray, value: float, box: InputBox,
+                     thresholds: tuple[np.ndarray, ...],
+                     score: Callable[[np.ndarray], np.ndarray],
+                     feasible: Callable[[np.ndarray], np.ndarray], specs: tuple,
+                     data: np.ndarray, rng: np.random.Generator, n: int = 256
+                     ) -> tuple[np.ndarray, float]:
+    """The feasible point of ``x``'s grid cell farthest from the rows of ``data`` (measured and
+    pending points), scoring no lower than ``value``: (point, score); ``x`` itself when no
+    other point does.
+
+    Every tree routes all points of a cell alike, so the acquisition cannot choose among them;
+    the search's own choice (a box's centre) pulls every input the trees rarely split towards
+    the middle of its range. The farthest point adds the most new ground at no cost in the
+    acquisition, among ``cell_points``.
+    Distance: ordered features scaled to [0, 1] by their bounds, 1 per differing category.
+    """
+    if data is None or len(data) == 0:
+        return x, value
+    X = cell_points(x, value, box, thresholds, score, feasible, specs, rng, n)
     if len(X) == 0:
         return x, value
-    s = score(X)
-    keep = s >= value - 1e-9 * max(1.0, abs(value))
-    if not keep.any():
-        return x, value
-    X, s = X[keep], s[keep]
     ordered = box.kinds != CATEGORICAL
     width = np.where(ordered, box.upper - box.lower, 1.0)
     width[width <= 0] = 1.0
@@ -314,4 +327,35 @@ def farthest_in_cell(x: np.ndarray, value: float, box: InputBox,
     best = int(np.argmax(far))
     if far[best] <= nearest(x[None, :])[0]:
         return x, value
-    return X[best], float(s[best])
+    return X[best], float(score(X[best][None, :])[0])
+
+
+def smoothest_in_cell(x: np.ndarray, value: float, box: InputBox,
+                      thresholds: tuple[np.ndarray, ...],
+                      score: Callable[[np.ndarray], np.ndarray],
+                      fine: Callable[[np.ndarray], np.ndarray],
+                      feasible: Callable[[np.ndarray], np.ndarray], specs: tuple,
+                      rng: np.random.Generator, n: int = 256, zooms: int = 3
+                      ) -> tuple[np.ndarray, float]:
+    """The point of ``x``'s grid cell (``cell_points``, scoring no lower than ``value``) where
+    ``fine`` is largest: (point, score); ``x`` itself unless a point beats its ``fine``. The
+    best point is looked at ``zooms`` times more closely (around it, a quarter of the width
+    before), which finds a maximum inside the cell as well as one at a corner.
+
+    ``fine`` is the acquisition of a smooth share's continuous extension (the RBF at the
+    point's own coordinates rather than its bin's centre): constant on no cell, it follows the
+    smooth part's slope within the cell, e.g. to a bound where the response keeps rising. The
+    search's bound and gap are the binned model's, which every point of the cell attains.
+    """
+    best, best_f = x, float(fine(x[None, :])[0])
+    for k in range(zooms + 1):
+        X = cell_points(best, value, box, thresholds, score, feasible, specs, rng, n,
+                        shrink=0.25 ** k)
+        if len(X):
+            f = fine(X)
+            i = int(np.argmax(f))
+            if f[i] > best_f:
+                best, best_f = X[i], float(f[i])
+    if best is x:
+        return x, value
+    return best, float(score(best[None, :])[0])

@@ -113,9 +113,11 @@ class Rule:
             return np.where(pos, safe * h, np.maximum(d, 0.0))
         return np.where(pos, ndtr(z), (d > 0).astype(np.float64))
 
-    def score(self, systems, X: np.ndarray, sign: float, best: np.ndarray) -> np.ndarray:
-        """a(x) at the encoded points ``X`` (n, D): the mean of ``values`` over samples."""
-        means, variances = systems.predict_each(X)
+    def score(self, systems, X: np.ndarray, sign: float, best: np.ndarray,
+              binned: bool = True) -> np.ndarray:
+        """a(x) at the encoded points ``X`` (n, D): the mean of ``values`` over samples
+        (``binned``: ``SampleSystems.predict_each``)."""
+        means, variances = systems.predict_each(X, binned)
         return self.values(means, variances, sign, best).mean(axis=0)
 
 

@@ -582,3 +582,106 @@ def test_an_underflowed_rbf_factor_gives_finite_impacts():
         _add_smooth_impacts(sm, np.ones(len(sm.share)), box_lo, box_hi, cat, und_start, rmax,
                             impact)
         assert np.all(np.isfinite(impact)), (e, impact)
+
+
+# ``tie_break="smooth"``: the continuous extension ranks the points of the candidate's cell.
+
+@pytest.mark.parametrize("case", ["cont1", "cont3", "mixed", "mixed_cat"])
+def test_the_continuous_extension_is_the_model_at_bin_centres(case):
+    """``binned=False`` scores the scaled coordinates themselves: the binned model's values at
+    bin centres, other values between them."""
+    domain, space, post = _make(case)
+    problem, systems, _, _ = grid_of(_make(case))
+    k = post.smooth
+    X = space.encode(domain.inputs.sample(40, seed=4))
+    centred = X.copy()
+    centred[:, k.cols] = k.lower + (k.bins(X) + 0.5) / k.n_bins * (k.upper - k.lower)
+    for a, b in zip(systems.predict_each(centred, binned=False),
+                    systems.predict_each(centred), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    fine, coarse = systems.predict_each(X, binned=False)[0], systems.predict_each(X)[0]
+    assert np.abs(fine - coarse).max() > 1e-6
+
+
+def _cell_grid(x, box, thresholds, k=9):
+    """A k-point grid of every continuous feature over x's cell (other features as x)."""
+    from bofire_bark.optimize.ensemble import CONTINUOUS
+    from bofire_bark.optimize.incumbent import cell_bounds
+
+    lo, hi = cell_bounds(x, box, thresholds)
+    axes = [np.linspace(lo[j], hi[j], k) if box.kinds[j] == CONTINUOUS and hi[j] > lo[j]
+            else np.array([x[j]]) for j in range(len(x))]
+    return np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(x), -1).T
+
+
+@pytest.mark.parametrize("case", ["cont1", "cont3", "mixed", "mixed_cat"])
+@pytest.mark.parametrize("rule", ["ucb", "nei"])
+def test_smooth_tie_break_takes_the_cells_best_point_by_brute_force(case, rule):
+    """The proven value and bound stay; the point stays in the cell (same binned value) and
+    its continuous-extension score is the best of a fine grid of the cell (less a little: the
+    choice is among the corners and random points), and above the centre's in some case."""
+    domain, space, post = _make(case)
+    kw = dict(rule=rule, mip_gap=0.0, abs_gap=0.0, time_limit=60.0)
+    plain = prepare_search(post, domain, space, **kw)
+    a = plain.solve(plain.start())
+    job = prepare_search(post, domain, space, tie_break="smooth", **kw)
+    b = job.solve(job.start())
+    assert b.ucb == pytest.approx(a.ucb, abs=1e-9) and b.bound == pytest.approx(a.bound)
+    assert b.status == a.status == "optimal"
+    box, thresholds = job.problem.box, job.problem.ensemble.thresholds
+    G = _cell_grid(a.x, box, thresholds)
+    coarse = job.score(G)
+    assert np.all(np.abs(coarse - a.ucb) <= 1e-9 * max(1.0, abs(a.ucb)))  # one cell
+    fine = job.score(G, binned=False)
+    fb = float(job.score(b.x[None], binned=False)[0])
+    assert fb >= fine.max() - 0.02 * (fine.max() - fine.min()) - 1e-12
+    assert fb >= float(job.score(a.x[None], binned=False)[0])
+
+
+def test_smooth_tie_break_moves_the_point():
+    """cont1's cell is one bin wide: the centre is not where the extension is largest."""
+    domain, space, post = _make("cont3")
+    a = prepare_search(post, domain, space, mip_gap=0.0, abs_gap=0.0)
+    b = prepare_search(post, domain, space, tie_break="smooth", mip_gap=0.0, abs_gap=0.0)
+    xa, xb = a.solve(a.start()).x, b.solve(b.start()).x
+    assert not np.allclose(xa, xb)
+    assert b.score(xb[None], binned=False)[0] > b.score(xa[None], binned=False)[0]
+
+
+def test_smooth_tie_break_keeps_linear_constraints():
+    """A sum-to-one mixture: the chosen point satisfies it and keeps the proven value."""
+    from bofire.data_models.constraints.api import LinearEqualityConstraint
+    from bofire.data_models.domain.api import Domain, Inputs
+    from bofire.data_models.features.api import ContinuousInput
+
+    from bofire_bark.optimize.constraints import feasible
+
+    domain = Domain(inputs=Inputs(features=[ContinuousInput(key=f"x{i}", bounds=(0, 1))
+                                            for i in range(3)]),
+                    constraints=[LinearEqualityConstraint(features=["x0", "x1", "x2"],
+                                                          coefficients=[1, 1, 1], rhs=1)])
+    space, post = fit(domain, lambda X: X[:, 0] - (X[:, 1] - 0.3) ** 2, n=12, n_trees=5,
+                      seed=4)
+    post = smooth_posterior(post, _box(domain, space, post), [0, 1, 2], [0.3, 0.3, 0.3], 6)
+    a = prepare_search(post, domain, space, mip_gap=0.0, abs_gap=0.0, time_limit=30.0)
+    b = prepare_search(post, domain, space, tie_break="smooth", mip_gap=0.0, abs_gap=0.0,
+                       time_limit=30.0)
+    ra, rb = a.solve(a.start()), b.solve(b.start())
+    assert rb.ucb == pytest.approx(ra.ucb, abs=1e-9)
+    assert feasible(domain, space, b.problem.box, rb.x[None], tol=1e-6)[0]
+    assert b.score(rb.x[None], binned=False)[0] >= b.score(ra.x[None], binned=False)[0]
+
+
+def test_smooth_tie_break_needs_a_smooth_share():
+    from bofire.data_models.domain.api import Domain, Inputs, Outputs
+    from bofire.data_models.features.api import ContinuousInput, ContinuousOutput
+
+    import bofire_bark  # noqa: F401 (registers BARK with BoFire)
+    from bofire_bark.data_models.strategy import BARKStrategy
+
+    domain = Domain(inputs=Inputs(features=[ContinuousInput(key="a", bounds=(0, 1))]),
+                    outputs=Outputs(features=[ContinuousOutput(key="y")]))
+    with pytest.raises(ValueError, match="acquisition_optimizer.tie_break: 'smooth'"):
+        BARKStrategy(domain=domain, acquisition_optimizer={"tie_break": "smooth"})
+    BARKStrategy(domain=domain, acquisition_optimizer={"tie_break": "smooth"},
+                 surrogate_specs={"smooth_share": True})
