@@ -1,5 +1,6 @@
-"""Ask time with ``tie_break="farthest"`` against ``"none"``: the same fitted posterior (20
-points, 4 continuous inputs and a categorical), the two settings alternating, 6 rounds.
+"""Ask time with ``tie_break="farthest"`` and ``"smooth"`` against ``"none"``: the same fitted
+posterior (20 points, 4 continuous inputs and a categorical; with a smooth share, which
+``"smooth"`` needs), the settings alternating, 6 rounds.
 
     python -m benchmarks.tie_break_speed
 """
@@ -29,10 +30,11 @@ def main() -> None:
         + [CategoricalInput(key="c", categories=["a", "b", "c"])], [ContinuousOutput(key="y")])
     data = domain.inputs.sample(20, seed=1)
     data["y"] = np.sin(6 * data.x0) + data.x1 + (data.c == "b")
-    strategy = strategies.map(BARKStrategy(domain=domain, seed=3))
+    strategy = strategies.map(BARKStrategy(domain=domain, seed=3,
+                                           surrogate_specs={"smooth_share": True}))
     strategy.tell(data)
     post, space = strategy.surrogate.posterior, strategy.surrogate.space
-    seconds: dict[str, list[float]] = {"none": [], "farthest": []}
+    seconds: dict[str, list[float]] = {"none": [], "farthest": [], "smooth": []}
     for r in range(6):
         for tie_break in seconds:
             t0 = time.perf_counter()
@@ -40,8 +42,9 @@ def main() -> None:
             seconds[tie_break].append(time.perf_counter() - t0)
     for name, s in seconds.items():
         print(f"{name}: ask s {np.round(s, 3).tolist()}")
-    ratio = np.array(seconds["farthest"]) / np.array(seconds["none"])
-    print(f"farthest / none, median of the {len(ratio)} pairs: {np.median(ratio):.3f}")
+    for name in ("farthest", "smooth"):
+        ratio = np.array(seconds[name]) / np.array(seconds["none"])
+        print(f"{name} / none, median of the {len(ratio)} pairs: {np.median(ratio):.3f}")
 
 
 if __name__ == "__main__":
