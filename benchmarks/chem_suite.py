@@ -123,6 +123,12 @@ BARK_ARMS: dict[str, dict] = {
     # bounds when the response keeps rising towards them
     "bark_share_ln_tie": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"},
                           "acquisition_optimizer": {"tie_break": "smooth"}},
+    # bark_share_combo_ln with qUCB(beta=9) (kappa 3): an untried (solvent, catalyst) pair's
+    # larger sd (engine.smooth.SEPARATE) then outweighs the best tried pair's mean
+    "bark_share_combo_ln_b9": {"surrogate_specs": {"smooth_share": True,
+                                                   "smooth_categories": True,
+                                                   "noise_prior": "lognormal"},
+                               "acquisition_function": {"type": "qUCB", "beta": 9.0}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
