@@ -129,6 +129,12 @@ BARK_ARMS: dict[str, dict] = {
                                                    "smooth_categories": True,
                                                    "noise_prior": "lognormal"},
                                "acquisition_function": {"type": "qUCB", "beta": 9.0}},
+    # ... and with Sobo's rule, qLogNEI: at tried pairs the improvement left is small, at an
+    # untried one its sd makes it large
+    "bark_share_combo_ln_nei": {"surrogate_specs": {"smooth_share": True,
+                                                    "smooth_categories": True,
+                                                    "noise_prior": "lognormal"},
+                                "acquisition_function": {"type": "qLogNEI"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
