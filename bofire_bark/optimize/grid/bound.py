@@ -289,70 +289,10 @@ def _sample_bound(bm, s, reach, wk, use_lam, code_box, sm_dec):
 def _dual_bound(bm, s, wk):
     """The N-space bound (module docstring), the best of ``bm.n_dual`` Frank-Wolfe
     linearizations, and the weight alpha of g in its best separable form (``wk.g[1]`` holds
-    that form's leaf sums of b, ``wk.g[0]`` is scratch)."""
-    idx, tstart, sb, kv, bv, g, choice = wk.idx, wk.tstart, wk.sb, wk.kv, wk.bv, wk.g, wk.choice
-    dptr, dind, Kinv, kappa = bm.dptr, bm.dind, bm.Kinv, bm.kappa
-    m = bm.s_tree_u.shape[1]
-    boff = bm.s_off[s]
-    N = Kinv.shape[1]
-    # start: each tree's leaf of best mean
-    for t in range(m):
-        best = -np.inf
-        for a in range(tstart[t], tstart[t + 1]):
-            v = sb[a]
-            if v > best:
-                best = v
-                choice[t] = a
-    bound = np.inf
-    best_alpha = 0.0
-    n_r = tstart[m]
-    for it in range(bm.n_dual):
-        # k of the chosen leaves, averaged with the earlier ones (Frank-Wolfe steps on the
-        # concave extension), b = K^-1 k, and b^T K b = b^T k
-        keep = 0.0 if it == 0 else 1.0 - 2.0 / (it + 2.0)
-        for n in range(N):
-            kv[n] = 0.0 if it == 0 else keep * kv[n]  # kv holds garbage before the first
-        for t in range(m):
-            c = boff + idx[choice[t]]
-            for e in range(dptr[c], dptr[c + 1]):
-                kv[dind[e]] += (1.0 - keep) / m
-        for n in range(N):
-            acc = 0.0
-            for n2 in range(N):
-                acc += Kinv[s, n, n2] * kv[n2]
-            bv[n] = acc
-        bk = 0.0
-        for n in range(N):
-            bk += bv[n] * kv[n]
-        const = 1.0 + bk
-        for a in range(n_r):
-            c = boff + idx[a]
-            acc = 0.0
-            for e in range(dptr[c], dptr[c + 1]):
-                acc += bv[dind[e]]
-            g[0, a] = acc
-        # v0: the variance at the chosen leaves (b is optimal there), then at the maximizers
-        v0 = min(max(1.0 - bk, 1e-6), 1.0)
-        for _rep in range(2):
-            sq = np.sqrt(v0)
-            alpha = kappa / (m * sq)
-            tot = kappa * (v0 + const) / (2.0 * sq)
-            vsum = const
-            for t in range(m):
-                best = -np.inf
-                for a in range(tstart[t], tstart[t + 1]):
-                    v = sb[a] - alpha * g[0, a]
-                    if v > best:
-                        best = v
-                        choice[t] = a
-                tot += best
-                vsum -= 2.0 * g[0, choice[t]] / m
-            if tot < bound:
-                bound = tot
-                best_alpha = alpha
-                g[1, :n_r] = g[0, :n_r]
-            v0 = min(max(vsum, 1e-6), 1.0)
-    return bound, best_alpha
+    that form's leaf sums of b, ``wk.g[0]`` is scratch): ``_frank_wolfe`` without a smooth
+    share."""
+    return _frank_wolfe(0.0, wk.kv, s, wk, bm.s_off, bm.dptr, bm.dind, bm.Kinv, bm.n_dual,
+                        bm.kappa, 1.0)
 
 
 @njit(cache=True, nogil=True)
@@ -455,8 +395,8 @@ def _smooth_bound(sm, s, wk, mu_forest, decided, s_off, dptr, dind, Kinv, n_dual
         return mu_ub + kappa * sd, mu_ub, sd, sd
     bound = mu_ub + kappa  # sd <= 1, the prior's
     if n_dual > 0:
-        b_dual, a_g = _dual_bound_smooth(sm, s, wk, s_off, dptr, dind, Kinv, n_dual, kappa,
-                                         sign)
+        b_dual, a_g = _frank_wolfe(sh, alpha, s, wk, s_off, dptr, dind, Kinv, n_dual, kappa,
+                                   sign)
         if b_dual < bound:
             bound = b_dual
             for a in range(wk.tstart[m]):
@@ -464,19 +404,23 @@ def _smooth_bound(sm, s, wk, mu_forest, decided, s_off, dptr, dind, Kinv, n_dual
     return bound, mu_ub, 0.0, 1.0
 
 
-@njit(cache=True, nogil=True)
-def _dual_bound_smooth(sm, s, wk, s_off, dptr, dind, Kinv, n_dual, kappa, sign):
-    """``_dual_bound`` with a smooth share ``sh``: the Frank-Wolfe iterate also holds each
-    point's RBF ``wk.rsel`` in its range [rmin, rmax] (the relaxation treats them as free),
-    b^T k gains sh sum_n b_n r_n, and the linearization takes each r_n at the end its weight
-    sh (sign alpha_n - kappa b_n / sqrt(v0)) prefers."""
+@njit(cache=True, nogil=True, inline="always")
+def _frank_wolfe(sh, alpha_y, s, wk, s_off, dptr, dind, Kinv, n_dual, kappa, sign):
+    """The N-space bound of sample ``s`` and the weight alpha of g in its best separable form
+    (``_dual_bound``), with a smooth share ``sh`` > 0 (``alpha_y`` its K^-1 y): the
+    Frank-Wolfe iterate also holds each point's RBF ``wk.rsel`` in its range [rmin, rmax]
+    (the relaxation treats them as free), b^T k gains sh sum_n b_n r_n, and the linearization
+    takes each r_n at the end its weight sh (sign alpha_n - kappa b_n / sqrt(v0)) prefers.
+    At ``sh`` = 0 nothing reads ``alpha_y`` or the r arrays, and the arithmetic is
+    the forest's alone."""
     idx, tstart, sb, kv, bv, g, choice = wk.idx, wk.tstart, wk.sb, wk.kv, wk.bv, wk.g, wk.choice
     rmax, rmin, rsel = wk.rmax, wk.rmin, wk.rsel
-    sh, alpha_y = sm.share[s], sm.alpha[s]
+    smooth = sh > 0.0
     m = choice.shape[0]
     boff = s_off[s]
     N = Kinv.shape[1]
-    fw = (1.0 - sh) / m  # the forest part's weight of a shared leaf
+    forest = 1.0 - sh  # the forest part's weight (per tree: / m)
+    # start: each tree's leaf of best mean, each RBF at the end its mean weight prefers
     for t in range(m):
         best = -np.inf
         for a in range(tstart[t], tstart[t + 1]):
@@ -484,19 +428,24 @@ def _dual_bound_smooth(sm, s, wk, s_off, dptr, dind, Kinv, n_dual, kappa, sign):
             if v > best:
                 best = v
                 choice[t] = a
-    for n in range(N):
-        rsel[n] = rmax[n] if sign * alpha_y[n] > 0.0 else rmin[n]
+    if smooth:
+        for n in range(N):
+            rsel[n] = rmax[n] if sign * alpha_y[n] > 0.0 else rmin[n]
     bound = np.inf
     best_alpha = 0.0
     n_r = tstart[m]
     for it in range(n_dual):
+        # k of the chosen leaves, averaged with the earlier ones (Frank-Wolfe steps on the
+        # concave extension), b = K^-1 k, and b^T K b = b^T k
         keep = 0.0 if it == 0 else 1.0 - 2.0 / (it + 2.0)
         for n in range(N):
-            kv[n] = (0.0 if it == 0 else keep * kv[n]) + (1.0 - keep) * sh * rsel[n]
+            kv[n] = 0.0 if it == 0 else keep * kv[n]  # kv holds garbage before the first
+            if smooth:
+                kv[n] += (1.0 - keep) * sh * rsel[n]
         for t in range(m):
             c = boff + idx[choice[t]]
             for e in range(dptr[c], dptr[c + 1]):
-                kv[dind[e]] += (1.0 - keep) * fw
+                kv[dind[e]] += (1.0 - keep) * forest / m
         for n in range(N):
             acc = 0.0
             for n2 in range(N):
@@ -512,10 +461,11 @@ def _dual_bound_smooth(sm, s, wk, s_off, dptr, dind, Kinv, n_dual, kappa, sign):
             for e in range(dptr[c], dptr[c + 1]):
                 acc += bv[dind[e]]
             g[0, a] = acc
+        # v0: the variance at the chosen leaves (b is optimal there), then at the maximizers
         v0 = min(max(1.0 - bk, 1e-6), 1.0)
         for _rep in range(2):
             sq = np.sqrt(v0)
-            alpha = kappa * fw / sq
+            alpha = kappa * forest / (m * sq)
             tot = kappa * (v0 + const) / (2.0 * sq)
             vsum = const
             for t in range(m):
@@ -526,13 +476,14 @@ def _dual_bound_smooth(sm, s, wk, s_off, dptr, dind, Kinv, n_dual, kappa, sign):
                         best = v
                         choice[t] = a
                 tot += best
-                vsum -= 2.0 * fw * g[0, choice[t]]
-            for n in range(N):
-                c = sh * (sign * alpha_y[n] - kappa * bv[n] / sq)
-                r = rmax[n] if c > 0.0 else rmin[n]
-                rsel[n] = r
-                tot += c * r
-                vsum -= 2.0 * sh * bv[n] * r
+                vsum -= 2.0 * forest * g[0, choice[t]] / m
+            if smooth:
+                for n in range(N):
+                    c = sh * (sign * alpha_y[n] - kappa * bv[n] / sq)
+                    r = rmax[n] if c > 0.0 else rmin[n]
+                    rsel[n] = r
+                    tot += c * r
+                    vsum -= 2.0 * sh * bv[n] * r
             if tot < bound:
                 bound = tot
                 best_alpha = alpha
