@@ -130,7 +130,8 @@ BARK_ARMS: dict[str, dict] = {
                                                    "noise_prior": "lognormal"},
                                "acquisition_function": {"type": "qUCB", "beta": 9.0}},
     # ... and with Sobo's rule, qLogNEI: at tried pairs the improvement left is small, at an
-    # untried one its sd makes it large
+    # untried one its sd makes it large; on CrossCoupling this model fits as Sobo's GP does
+    # (benchmarks/cc_fit.py), so the arm there is Sobo's model and rule beside the forest
     "bark_share_combo_ln_nei": {"surrogate_specs": {"smooth_share": True,
                                                     "smooth_categories": True,
                                                     "noise_prior": "lognormal"},
