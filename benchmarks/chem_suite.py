@@ -124,7 +124,8 @@ BARK_ARMS: dict[str, dict] = {
     "bark_share_ln_tie": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"},
                           "acquisition_optimizer": {"tie_break": "smooth"}},
     # bark_share_combo_ln with qUCB(beta=9) (kappa 3): an untried (solvent, catalyst) pair's
-    # larger sd (engine.smooth.SEPARATE) then outweighs the best tried pair's mean
+    # larger sd (engine.smooth.SEPARATE) then outweighs the best tried pair's mean (also run
+    # on CrossCoupling and the mixture, beside the qLogNEI arm below)
     "bark_share_combo_ln_b9": {"surrogate_specs": {"smooth_share": True,
                                                    "smooth_categories": True,
                                                    "noise_prior": "lognormal"},
