@@ -163,8 +163,7 @@ DEFAULT_OUT = REPO / "results" / "mo"
 METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-NEHVI-LN-PoF",
            "BARK-NEHVI-MoboRef", "BARK-NEHVI-LN-MoboRef", "BARK-NEHVI-LN-Far",
            "BARK-NEHVI-LN-Smooth", "BARK-NEHVI-LN-Smooth-Tie", "BARK-NEHVI-LN-SmoothCat",
-           "BARK-Chebyshev", "Mobo",
-           "Qparego", "Entmoot", "Random")
+           "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
           "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:cyan",
