@@ -137,6 +137,13 @@ BARK_ARMS: dict[str, dict] = {
                                                     "smooth_categories": True,
                                                     "noise_prior": "lognormal"},
                                 "acquisition_function": {"type": "qLogNEI"}},
+    # the same keywords once qLogNEI's incumbent became a joint draw of each sample's latent
+    # function at the measured points (optimize.rules): its own name, as the rows above are
+    # of the best-mean incumbent (their ``code`` column)
+    "bark_share_combo_ln_neid": {"surrogate_specs": {"smooth_share": True,
+                                                     "smooth_categories": True,
+                                                     "noise_prior": "lognormal"},
+                                 "acquisition_function": {"type": "qLogNEI"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
