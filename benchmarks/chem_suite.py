@@ -144,6 +144,13 @@ BARK_ARMS: dict[str, dict] = {
                                                      "smooth_categories": True,
                                                      "noise_prior": "lognormal"},
                                  "acquisition_function": {"type": "qLogNEI"}},
+    # ... once the smooth part's lengths were fitted with the categorical inputs in the GP
+    # (surrogate.smooth_kernel; on ReactionSynergy the plain solvent and catalyst, one-hot):
+    # its own name, as the rows above are of lengths fitted on the continuous inputs alone
+    "bark_share_combo_ln_nei_len": {"surrogate_specs": {"smooth_share": True,
+                                                        "smooth_categories": True,
+                                                        "noise_prior": "lognormal"},
+                                    "acquisition_function": {"type": "qLogNEI"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)

@@ -59,26 +59,32 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
     factor: docs/results/chemistry.md, "Plain categories kept apart"). The lengths are the maximum a
     posteriori lengths of BoTorch's ``SingleTaskGP`` with its defaults (an RBF kernel with the
     dimension-scaled log-normal length prior of Hvarfner et al. 2024 and a log-normal noise
-    prior, BoFire's GP defaults too) on the binned coordinates and the descriptors; with
-    fewer than 3 points the prior's median lengths."""
+    prior, BoFire's GP defaults too) on the binned coordinates and every categorical input
+    with two categories or more, by its descriptors or one-hot as BoFire's GP encodes it (also
+    where the share leaves the categories out: fitted on the continuous coordinates alone, a
+    category's effect reads as a fast wiggle and shrinks their lengths); with fewer than 3
+    points the prior's median lengths."""
     kinds, lower, upper = space.kinds, space.lower, space.upper
     cols = np.flatnonzero((kinds == CONTINUOUS) & (upper > lower))
-    cat_cols = (np.flatnonzero((kinds == CATEGORICAL) & (space.n_values > 1)) if categories
-                else np.zeros(0, np.int64))
-    tables = [category_encoding(space, int(c)) for c in cat_cols]
-    width = len(cols) + sum(t.shape[1] for t in tables if t is not None)
+    all_cats = np.flatnonzero((kinds == CATEGORICAL) & (space.n_values > 1))
+    cat_cols = all_cats if categories else np.zeros(0, np.int64)
+    tables = [category_encoding(space, int(c)) for c in all_cats]
+    # a fit only when some length is used (continuous coordinates or descriptors)
+    fit = bool(len(cols)) or (categories and any(t is not None for t in tables))
+    fit_tables = [np.eye(int(space.n_values[c])) if t is None else t
+                  for c, t in zip(all_cats, tables, strict=True)]
+    width = len(cols) + sum(t.shape[1] for t in fit_tables)
     lengths = np.full(width, np.exp(np.sqrt(2.0) + 0.5 * np.log(max(width, 1))))  # prior median
-    if width and len(y) >= 3 and np.ptp(y) > 0:
+    if fit and len(y) >= 3 and np.ptp(y) > 0:
         import torch
         from botorch.fit import fit_gpytorch_mll
         from botorch.models import SingleTaskGP
         from gpytorch.mlls import ExactMarginalLogLikelihood
 
-        codes = np.asarray(X, np.float64)[:, cat_cols].astype(np.int64)
+        codes = np.asarray(X, np.float64)[:, all_cats].astype(np.int64)
         Z = np.concatenate([(bins_of(X, cols, lower[cols], upper[cols], n_bins) + 0.5)
                             / int(n_bins)]
-                           + [t[codes[:, j]] for j, t in enumerate(tables) if t is not None],
-                           axis=1)
+                           + [t[codes[:, j]] for j, t in enumerate(fit_tables)], axis=1)
         gp = SingleTaskGP(torch.as_tensor(Z, dtype=torch.float64),
                           torch.tensor(np.array(y, dtype=np.float64)[:, None]))
         # one thread: on matrices this small torch's threads only contend, with each other
@@ -96,14 +102,13 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
     n_codes = int(max(space.n_values[cat_cols], default=1))
     cat_d2 = np.zeros((len(cat_cols), n_codes, n_codes))
     at = len(cols)
-    for j, t in enumerate(tables):
-        if t is None:
+    for j, (t, fit_t) in enumerate(zip(tables, fit_tables, strict=True)):
+        if categories and t is None:
             c = int(space.n_values[cat_cols[j]])
             cat_d2[j, :c, :c] = SEPARATE * (1.0 - np.eye(c))
-            continue
-        c, p = t.shape
-        cat_d2[j, :c, :c] = category_d2(t, lengths[at:at + p])
-        at += p
+        elif categories:
+            cat_d2[j, :len(t), :len(t)] = category_d2(t, lengths[at:at + t.shape[1]])
+        at += fit_t.shape[1]
     return SmoothKernel(cols, lower[cols], upper[cols], lengths[:len(cols)], n_bins, cat_cols,
                         cat_d2)
 

@@ -182,3 +182,24 @@ def test_plain_categories_alone_fit_without_rbf_lengths():
         np.testing.assert_array_equal(kernel.cat_d2[j, :n, :n], SEPARATE * (1 - np.eye(n)))
     sd = model.predict(pd.DataFrame({"s": ["p", "p"], "c": ["u", "v"]}))["y_sd"].to_numpy()
     assert sd[0] < sd[1]  # (p, u) measured three times, (p, v) never
+
+
+@pytest.mark.parametrize("categories", [False, True])
+def test_a_categorys_effect_leaves_the_continuous_lengths_long(categories):
+    """The smooth part's lengths are fitted with the categorical inputs in the GP (one-hot
+    here, as BoFire's GP has them), with or without ``smooth_categories``: a response smooth in
+    ``a`` and ``b`` plus a large effect of the category keeps their lengths long. Fitted on
+    ``a`` and ``b`` alone, the category's jumps read as a fast wiggle (0.26 and 0.027)."""
+    from bofire_bark.space import SplitSpace
+    from bofire_bark.surrogate import smooth_kernel
+
+    inputs = Inputs(features=[ContinuousInput(key="a", bounds=(0.0, 1.0)),
+                              ContinuousInput(key="b", bounds=(0.0, 1.0)),
+                              CategoricalInput(key="c", categories=["p", "q", "r", "s"])])
+    space = SplitSpace.from_inputs(inputs, {})
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"a": rng.random(20), "b": rng.random(20),
+                       "c": rng.choice(["p", "q", "r", "s"], 20)})
+    y = (np.sin(3.0 * df.a) + df.b + 3.0 * df.c.map({"p": 0, "q": 1, "r": 2, "s": 0})).to_numpy()
+    kernel = smooth_kernel(space, space.encode(df), y, 32, categories)
+    assert np.all(kernel.lengths > 0.5)
