@@ -97,7 +97,13 @@ class Rule:
         # one joint draw per sample at the measured points, from the posterior before any
         # pending point (so that a batch's incumbents can only rise), on a fixed stream
         base = systems if pending is None or len(pending) == 0 else posterior.systems()
-        best = (sign * base.latent_draws(posterior.X, np.random.default_rng(0))).max(axis=1)
+        # only points within 5 sds of a sample's best mean can hold a draw's maximum (else
+        # with probability < 3e-7 each): the joint draw's cost grows as their number cubed
+        means, variances = base.predict_each(posterior.X)
+        m = sign * means
+        near = np.any(m + 5.0 * np.sqrt(variances) >= m.max(axis=1, keepdims=True), axis=0)
+        best = (sign * base.latent_draws(posterior.X[near], np.random.default_rng(0))
+                ).max(axis=1)
         if pending is None or len(pending) == 0:
             return best
         pending = np.asarray(pending, dtype=np.float64).reshape(-1, posterior.X.shape[1])
