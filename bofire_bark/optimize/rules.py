@@ -15,7 +15,8 @@ nondecreasing in the mean. ``f_s`` is the sample's incumbent (unused by UCB).
   gradients; the grid search needs none).
 - ``"nei"`` (``qNEI``, ``qLogNEI``): the same g, the incumbent taken under noise per sample
   as BoTorch's qNEI takes it: f_s = the largest value of one joint draw of sample s's latent
-  function at the measured points (so a point the data already pin down gains little), and
+  function at the measured points (so a point the data already pin down gains little; drawn
+  at the points within 5 sds of the sample's best mean, the only ones that can hold it), and
   at least the sample's mean at each pending point (the batch so far: each member then aims
   above the members before it).
 - ``"pi"`` (``qPI``): the probability of improvement over the best measured value,
