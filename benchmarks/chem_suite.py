@@ -137,20 +137,27 @@ BARK_ARMS: dict[str, dict] = {
                                                     "smooth_categories": True,
                                                     "noise_prior": "lognormal"},
                                 "acquisition_function": {"type": "qLogNEI"}},
-    # the same keywords once qLogNEI's incumbent became a joint draw of each sample's latent
-    # function at the measured points (optimize.rules): its own name, as the rows above are
-    # of the best-mean incumbent (their ``code`` column)
+    # the same keywords while qLogNEI's incumbent was a joint draw of each sample's latent
+    # function at the measured points (commits 3dac93a-dd09d50, then reverted: no effect on
+    # four problems, later on MAX): its own name, as the rows above are of the best-mean
+    # incumbent (their ``code`` column)
     "bark_share_combo_ln_neid": {"surrogate_specs": {"smooth_share": True,
                                                      "smooth_categories": True,
                                                      "noise_prior": "lognormal"},
                                  "acquisition_function": {"type": "qLogNEI"}},
-    # ... once the smooth part's lengths were fitted with the categorical inputs in the GP
-    # (surrogate.smooth_kernel; on ReactionSynergy the plain solvent and catalyst, one-hot):
-    # its own name, as the rows above are of lengths fitted on the continuous inputs alone
+    # ... with the drawn incumbent and the smooth part's lengths fitted with the categorical
+    # inputs in the GP (surrogate.smooth_kernel; on ReactionSynergy the plain solvent and
+    # catalyst, one-hot), where before they were fitted on the continuous inputs alone
     "bark_share_combo_ln_nei_len": {"surrogate_specs": {"smooth_share": True,
                                                         "smooth_categories": True,
                                                         "noise_prior": "lognormal"},
                                     "acquisition_function": {"type": "qLogNEI"}},
+    # ... the lengths with the best-mean incumbent (the draw reverted): the library's
+    # bark_share_combo_ln_nei since then, its own name for the rows of that version
+    "bark_share_combo_ln_nei_lenm": {"surrogate_specs": {"smooth_share": True,
+                                                         "smooth_categories": True,
+                                                         "noise_prior": "lognormal"},
+                                     "acquisition_function": {"type": "qLogNEI"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)

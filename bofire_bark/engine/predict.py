@@ -213,36 +213,6 @@ class SampleSystems:
                           float(sigma2[s]), Xnew, means[s], variances[s])
         return means, variances
 
-    def joint(self, Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-sample joint latent moments at the rows of ``Xnew`` (n, D): means (S, n) and
-        covariances (S, n, n), standardized units (the diagonals are ``predict_each``'s
-        variances)."""
-        Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
-        S, n = len(self.systems), len(Xnew)
-        means, covs = np.empty((S, n)), np.empty((S, n, n))
-        for s, (f, system) in enumerate(zip(self._forests, self.systems, strict=True)):
-            if self.smooth is not None:
-                means[s], covs[s] = system.joint(f, self.kinds, self.smooth, Xnew)
-                continue
-            lcol, Ginv, beta, _ = system
-            leaf = np.empty((f.feat.shape[0], n), dtype=np.int64)
-            route_all(f.feat, f.thr, f.mask, f.left, f.right, self.kinds, Xnew, leaf)
-            # phi (n, P): how many of a row's leaves are each leaf column
-            phi = np.zeros((n, len(beta)))
-            cols = np.take_along_axis(lcol, leaf, axis=1)
-            np.add.at(phi, (np.broadcast_to(np.arange(n), cols.shape), cols), 1.0)
-            means[s] = phi @ beta
-            covs[s] = float(self.samples["sigma2"][s]) * (phi @ Ginv @ phi.T)
-        return means, covs
-
-    def latent_draws(self, Xnew: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One joint draw of each sample's latent function at the rows of ``Xnew``: (S, n)."""
-        means, covs = self.joint(Xnew)
-        w, V = np.linalg.eigh(0.5 * (covs + np.swapaxes(covs, 1, 2)))
-        root = V * np.sqrt(np.clip(w, 0.0, None))[:, None, :]
-        z = rng.standard_normal(means.shape)
-        return means + np.einsum("sij,sj->si", root, z)
-
     def integrated_ucb(self, Xnew: np.ndarray, kappa: float, sign: float = 1.0) -> np.ndarray:
         """(1/S) sum_s [sign * mean_s(x) + kappa * sd_s(x)], standardized units (n,).
 

@@ -218,19 +218,6 @@ class SmoothSystem:
         var = 1.0 - np.einsum("ij,jk,ik->i", k, self.Kinv, k)
         return k @ self.alpha, np.clip(var, 0.0, 1.0)
 
-    def joint(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
-              Xnew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(mean (n,), latent covariance (n, n)) at the rows of ``Xnew``."""
-        m = forest.feat.shape[0]
-        leaf_new = np.empty((m, len(Xnew)), dtype=np.int64)
-        route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, Xnew,
-                  leaf_new)
-        U = kernel.coords(Xnew)
-        k = kernel_matrix(self.share, shared_counts(leaf_new, self.leaf_of),
-                          kernel.gram(U, self.U), m)
-        prior = kernel_matrix(self.share, shared_counts(leaf_new, leaf_new), kernel.gram(U, U), m)
-        return k @ self.alpha, prior - k @ self.Kinv @ k.T
-
 
 def smooth_system(forest: Forest, kinds: np.ndarray, kernel: SmoothKernel, X: np.ndarray,
                   y: np.ndarray, sigma2: float, share: float,

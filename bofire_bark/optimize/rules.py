@@ -13,12 +13,9 @@ nondecreasing in the mean. ``f_s`` is the sample's incumbent (unused by UCB).
   max(m - f, 0) at s = 0. Nondecreasing in m and in s. The log of the average has the same
   maximizers, so ``qLogEI`` is answered by the same search (BoTorch takes the log for its
   gradients; the grid search needs none).
-- ``"nei"`` (``qNEI``, ``qLogNEI``): the same g, the incumbent taken under noise per sample
-  as BoTorch's qNEI takes it: f_s = the largest value of one joint draw of sample s's latent
-  function at the measured points (so a point the data already pin down gains little; drawn
-  at the points within 5 sds of the sample's best mean, the only ones that can hold it), and
-  at least the sample's mean at each pending point (the batch so far: each member then aims
-  above the members before it).
+- ``"nei"`` (``qNEI``, ``qLogNEI``): the same g, the incumbent taken under noise per sample:
+  f_s = the best posterior mean of sample s at the measured points and at the pending ones
+  (the batch so far: each member then aims above the members before it).
 - ``"pi"`` (``qPI``): the probability of improvement over the best measured value,
   g = Phi((m - f) / s) (at s = 0: 1 above f, 0 below). Nondecreasing in m; increasing in s
   below f, decreasing above.
@@ -95,21 +92,10 @@ class Rule:
             return np.zeros(S)
         if self.name in ("ei", "pi"):
             return np.full(S, float(np.max(sign * np.asarray(posterior.y))))
-        # one joint draw per sample at the measured points, from the posterior before any
-        # pending point (so that a batch's incumbents can only rise), on a fixed stream
-        base = systems if pending is None or len(pending) == 0 else posterior.systems()
-        # only points within 5 sds of a sample's best mean can hold a draw's maximum (else
-        # with probability < 3e-7 each): the joint draw's cost grows as their number cubed
-        means, variances = base.predict_each(posterior.X)
-        m = sign * means
-        near = np.any(m + 5.0 * np.sqrt(variances) >= m.max(axis=1, keepdims=True), axis=0)
-        best = (sign * base.latent_draws(posterior.X[near], np.random.default_rng(0))
-                ).max(axis=1)
-        if pending is None or len(pending) == 0:
-            return best
-        pending = np.asarray(pending, dtype=np.float64).reshape(-1, posterior.X.shape[1])
-        means, _ = systems.predict_each(pending)
-        return np.maximum(best, (sign * means).max(axis=1))
+        X = posterior.X if pending is None or len(pending) == 0 else np.concatenate(
+            (posterior.X, np.asarray(pending, dtype=np.float64).reshape(-1, posterior.X.shape[1])))
+        means, _ = systems.predict_each(X)
+        return (sign * means).max(axis=1)
 
     def values(self, means: np.ndarray, variances: np.ndarray, sign: float,
                best: np.ndarray) -> np.ndarray:

@@ -685,21 +685,3 @@ def test_smooth_tie_break_needs_a_smooth_share():
         BARKStrategy(domain=domain, acquisition_optimizer={"tie_break": "smooth"})
     BARKStrategy(domain=domain, acquisition_optimizer={"tie_break": "smooth"},
                  surrogate_specs={"smooth_share": True})
-
-
-def test_joint_moments_with_a_smooth_share(small):
-    """``SampleSystems.joint`` on the N-space systems: the diagonal is ``predict_each``'s, and
-    each covariance is what conditioning on one more point says it is: a believer point at
-    x_i leaves var(x_j) - cov_ij^2 / (var_i + sigma2) at x_j."""
-    domain, space, post = small
-    Xq = np.concatenate((post.X[:2], space.encode(domain.inputs.sample(3, seed=6))))
-    systems = post.systems()
-    means, covs = systems.joint(Xq)
-    m_each, v_each = systems.predict_each(Xq)
-    np.testing.assert_allclose(means, m_each, atol=1e-9)
-    np.testing.assert_allclose(np.diagonal(covs, axis1=1, axis2=2), v_each, atol=1e-9)
-    s2 = post.samples["sigma2"]
-    for i in (0, 3):
-        _, v_cond = post.systems(Xq[i:i + 1]).predict_each(Xq)
-        expect = v_each - covs[:, i, :] ** 2 / (v_each[:, i:i + 1] + s2[:, None])
-        np.testing.assert_allclose(v_cond, expect, atol=1e-8)
