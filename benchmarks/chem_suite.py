@@ -81,6 +81,11 @@ from benchmarks.plots import sign_test_p
 
 DEFAULT_OUT = REPO / "results" / "chem_suite"
 
+# the smooth share with the categories in it and BoFire's log-normal noise prior, under qLogNEI
+# (arm_changes copies an arm's dicts, so arms may share these)
+_COMBO_LN = {"smooth_share": True, "smooth_categories": True, "noise_prior": "lognormal"}
+_COMBO_LN_NEI = {"surrogate_specs": _COMBO_LN, "acquisition_function": {"type": "qLogNEI"}}
+
 # method -> BARKStrategy keywords on top of the module's "bark" (``surrogate_specs``: settings
 # merged into its own). One line per lever.
 BARK_ARMS: dict[str, dict] = {
@@ -116,8 +121,7 @@ BARK_ARMS: dict[str, dict] = {
     # smooth part and became "same combination or not" (engine.smooth.SEPARATE): its own
     # name, as bark_share_cat_ln's ReactionSynergy rows (plain categories) are of the one-hot
     # version; on MAX, the photoswitches and CrossCoupling (descriptors) the two are one model
-    "bark_share_combo_ln": {"surrogate_specs": {"smooth_share": True, "smooth_categories": True,
-                                                "noise_prior": "lognormal"}},
+    "bark_share_combo_ln": {"surrogate_specs": _COMBO_LN},
     # bark_share_ln with the candidate moved within its grid cell to where the smooth part's
     # continuous extension scores best (tie_break="smooth"): sub-bin resolution, and the
     # bounds when the response keeps rising towards them
@@ -126,38 +130,24 @@ BARK_ARMS: dict[str, dict] = {
     # bark_share_combo_ln with qUCB(beta=9) (kappa 3): an untried (solvent, catalyst) pair's
     # larger sd (engine.smooth.SEPARATE) then outweighs the best tried pair's mean (also run
     # on CrossCoupling and the mixture, beside the qLogNEI arm below)
-    "bark_share_combo_ln_b9": {"surrogate_specs": {"smooth_share": True,
-                                                   "smooth_categories": True,
-                                                   "noise_prior": "lognormal"},
+    "bark_share_combo_ln_b9": {"surrogate_specs": _COMBO_LN,
                                "acquisition_function": {"type": "qUCB", "beta": 9.0}},
     # ... and with Sobo's rule, qLogNEI: at tried pairs the improvement left is small, at an
     # untried one its sd makes it large; on CrossCoupling this model fits as Sobo's GP does
     # (benchmarks/cc_fit.py), so the arm there is Sobo's model and rule beside the forest
-    "bark_share_combo_ln_nei": {"surrogate_specs": {"smooth_share": True,
-                                                    "smooth_categories": True,
-                                                    "noise_prior": "lognormal"},
-                                "acquisition_function": {"type": "qLogNEI"}},
+    "bark_share_combo_ln_nei": _COMBO_LN_NEI,
     # the same keywords while qLogNEI's incumbent was a joint draw of each sample's latent
     # function at the measured points (commits 3dac93a-dd09d50, then reverted: no effect on
     # four problems, later on MAX): its own name, as the rows above are of the best-mean
     # incumbent (their ``code`` column)
-    "bark_share_combo_ln_neid": {"surrogate_specs": {"smooth_share": True,
-                                                     "smooth_categories": True,
-                                                     "noise_prior": "lognormal"},
-                                 "acquisition_function": {"type": "qLogNEI"}},
+    "bark_share_combo_ln_neid": _COMBO_LN_NEI,
     # ... with the drawn incumbent and the smooth part's lengths fitted with the categorical
     # inputs in the GP (surrogate.smooth_kernel; on ReactionSynergy the plain solvent and
     # catalyst, one-hot), where before they were fitted on the continuous inputs alone
-    "bark_share_combo_ln_nei_len": {"surrogate_specs": {"smooth_share": True,
-                                                        "smooth_categories": True,
-                                                        "noise_prior": "lognormal"},
-                                    "acquisition_function": {"type": "qLogNEI"}},
+    "bark_share_combo_ln_nei_len": _COMBO_LN_NEI,
     # ... the lengths with the best-mean incumbent (the draw reverted): the library's
     # bark_share_combo_ln_nei since then, its own name for the rows of that version
-    "bark_share_combo_ln_nei_lenm": {"surrogate_specs": {"smooth_share": True,
-                                                         "smooth_categories": True,
-                                                         "noise_prior": "lognormal"},
-                                     "acquisition_function": {"type": "qLogNEI"}},
+    "bark_share_combo_ln_nei_lenm": _COMBO_LN_NEI,
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
