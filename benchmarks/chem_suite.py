@@ -85,6 +85,7 @@ DEFAULT_OUT = REPO / "results" / "chem_suite"
 # (arm_changes copies an arm's dicts, so arms may share these)
 _COMBO_LN = {"smooth_share": True, "smooth_categories": True, "noise_prior": "lognormal"}
 _COMBO_LN_NEI = {"surrogate_specs": _COMBO_LN, "acquisition_function": {"type": "qLogNEI"}}
+_COMBO_LN_B9 = {"surrogate_specs": _COMBO_LN, "acquisition_function": {"type": "qUCB", "beta": 9.0}}
 
 # method -> BARKStrategy keywords on top of the module's "bark" (``surrogate_specs``: settings
 # merged into its own). One line per lever.
@@ -130,8 +131,7 @@ BARK_ARMS: dict[str, dict] = {
     # bark_share_combo_ln with qUCB(beta=9) (kappa 3): an untried (solvent, catalyst) pair's
     # larger sd (engine.smooth.SEPARATE) then outweighs the best tried pair's mean (also run
     # on CrossCoupling and the mixture, beside the qLogNEI arm below)
-    "bark_share_combo_ln_b9": {"surrogate_specs": _COMBO_LN,
-                               "acquisition_function": {"type": "qUCB", "beta": 9.0}},
+    "bark_share_combo_ln_b9": _COMBO_LN_B9,
     # ... and with Sobo's rule, qLogNEI: at tried pairs the improvement left is small, at an
     # untried one its sd makes it large; on CrossCoupling this model fits as Sobo's GP does
     # (benchmarks/cc_fit.py), so the arm there is Sobo's model and rule beside the forest
@@ -148,6 +148,9 @@ BARK_ARMS: dict[str, dict] = {
     # ... the lengths with the best-mean incumbent (the draw reverted): the library's
     # bark_share_combo_ln_nei since then, its own name for the rows of that version
     "bark_share_combo_ln_nei_lenm": _COMBO_LN_NEI,
+    # bark_share_combo_ln_b9 since the smooth part's lengths are fitted beside the categories
+    # (the rows above are of the lengths fitted on the continuous inputs alone)
+    "bark_share_combo_ln_b9_len": _COMBO_LN_B9,
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
