@@ -151,6 +151,13 @@ BARK_ARMS: dict[str, dict] = {
     # bark_share_combo_ln_b9 since the smooth part's lengths are fitted beside the categories
     # (the rows above are of the lengths fitted on the continuous inputs alone)
     "bark_share_combo_ln_b9_len": _COMBO_LN_B9,
+    # bark_share_combo_ln_nei once the start's coordinate ascent also moves pairs of features
+    # within a linear equality (optimize.incumbent.pair_moves): before, under the mixture's
+    # sum-to-one no single move was feasible and the start was the best random draw
+    "bark_share_combo_ln_nei_pair": _COMBO_LN_NEI,
+    # ... and the incumbent point taken as known: conditioned on 30 times as a pending point
+    # (experiment; an environment switch of branch pair-moves, BARK_NEI_EXACT=30)
+    "bark_share_combo_ln_nei_pairx": _COMBO_LN_NEI,
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)

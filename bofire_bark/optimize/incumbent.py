@@ -9,7 +9,10 @@ never worse than this sample.
 
 Coordinate ascent from the best few points tries, per feature, one point in every interval
 between consecutive thresholds (the midpoint; all values / allowed categories for discrete and
-categorical features) and keeps the best feasible move; a few sweeps.
+categorical features) and keeps the best feasible move; a few sweeps. Under a linear equality
+(fractions summing to one) no single feature can move, so each sweep also tries pair moves
+within every equality: one continuous feature to a value, another making up the difference,
+or taking over all of it (an ingredient swapped for another under NChooseK).
 """
 
 from __future__ import annotations
@@ -113,14 +116,38 @@ def move_values(box: InputBox, thresholds: tuple[np.ndarray, ...], j: int) -> np
     return mids
 
 
+# Values tried per (feature, partner) pair of a pair move: pairs are many (30 for six
+# fractions), so each takes an evenly spaced subset of the feature's move values.
+PAIR_MOVES = 16
+
+
 def coordinate_ascent(x: np.ndarray, value: float, box: InputBox,
                       thresholds: tuple[np.ndarray, ...],
                       score: Callable[[np.ndarray], np.ndarray],
                       feasible: Callable[[np.ndarray], np.ndarray],
-                      sweeps: int = 3, max_moves: int | None = None) -> tuple[np.ndarray, float]:
+                      sweeps: int = 3, max_moves: int | None = None,
+                      specs: tuple = ()) -> tuple[np.ndarray, float]:
     """Best single-feature moves, ``sweeps`` times over all features (at most ``max_moves``
-    evenly spaced values per feature when given)."""
+    evenly spaced values per feature when given), and the pair moves of the linear equalities
+    among ``specs`` (``pair_moves``)."""
     x = x.copy()
+    pairs = [(j, k, a_j, a_k) for spec in specs
+             if isinstance(spec, LinearSpec) and spec.equality
+             for j, a_j in zip(spec.features, spec.coefficients, strict=True)
+             for k, a_k in zip(spec.features, spec.coefficients, strict=True)
+             if j != k and a_k != 0.0 and box.kinds[j] == CONTINUOUS
+             and box.kinds[k] == CONTINUOUS]
+
+    def best_of(X, x, value):
+        X = X[feasible(X)]
+        if len(X) == 0:
+            return x, value, False
+        s = score(X)
+        best = int(np.argmax(s))
+        if s[best] > value + 1e-12:
+            return X[best].copy(), float(s[best]), True
+        return x, value, False
+
     for _ in range(sweeps):
         improved = False
         for j in range(box.n_features):
@@ -129,16 +156,41 @@ def coordinate_ascent(x: np.ndarray, value: float, box: InputBox,
                 vals = vals[np.linspace(0, len(vals) - 1, max_moves).round().astype(np.int64)]
             X = np.repeat(x[None, :], len(vals), axis=0)
             X[:, j] = vals
-            X = X[feasible(X)]
-            if len(X) == 0:
-                continue
-            s = score(X)
-            best = int(np.argmax(s))
-            if s[best] > value + 1e-12:
-                x, value, improved = X[best].copy(), float(s[best]), True
+            x, value, moved = best_of(X, x, value)
+            improved |= moved
+        if pairs:
+            x, value, moved = best_of(pair_moves(x, box, thresholds, pairs), x, value)
+            improved |= moved
         if not improved:
             break
     return x, value
+
+
+def pair_moves(x: np.ndarray, box: InputBox, thresholds: tuple[np.ndarray, ...],
+               pairs: list[tuple[int, int, float, float]]) -> np.ndarray:
+    """The points one pair move away from ``x`` (not yet checked): for each (j, k, a_j, a_k)
+    of a linear equality, feature j at up to ``PAIR_MOVES`` of its move values with
+    x_k - a_j (v - x_j) / a_k keeping the equality, and j taking over all of k (x_k = 0)."""
+    rows = []
+    for j, k, a_j, a_k in pairs:
+        vals = move_values(box, thresholds, j)
+        if len(vals) > PAIR_MOVES:
+            vals = vals[np.linspace(0, len(vals) - 1, PAIR_MOVES).round().astype(np.int64)]
+        if a_j != 0.0:
+            vals = np.append(vals, x[j] + a_k * x[k] / a_j)  # k's share handed to j
+        X = np.repeat(x[None, :], len(vals), axis=0)
+        X[:, j] = vals
+        X[:, k] = x[k] - a_j * (vals - x[j]) / a_k
+        if a_j != 0.0:
+            X[-1, k] = 0.0
+        # within the bounds exactly (BoFire checks them without a tolerance): rounding is
+        # clipped, a move past a bound dropped
+        lo, hi = box.lower[[j, k]], box.upper[[j, k]]
+        inside = ((X[:, [j, k]] >= lo - 1e-9) & (X[:, [j, k]] <= hi + 1e-9)).all(axis=1)
+        X = X[inside]
+        X[:, [j, k]] = np.clip(X[:, [j, k]], lo, hi)
+        rows.append(X)
+    return np.concatenate(rows) if rows else np.zeros((0, len(x)))
 
 
 def cell_bounds(x: np.ndarray, box: InputBox, thresholds: tuple[np.ndarray, ...]
@@ -244,7 +296,7 @@ def find_incumbent(box: InputBox, specs: tuple, thresholds: tuple[np.ndarray, ..
     ends = []
     for i in order[:n_starts]:
         x, v = coordinate_ascent(X[i], float(s[i]), box, thresholds, score, feasible, sweeps,
-                                 max_moves)
+                                 max_moves, specs)
         ends.append((v, x))
         if v > best_v:
             best_x, best_v = x, v
