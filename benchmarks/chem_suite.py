@@ -156,8 +156,11 @@ BARK_ARMS: dict[str, dict] = {
     # sum-to-one no single move was feasible and the start was the best random draw
     "bark_share_combo_ln_nei_pair": _COMBO_LN_NEI,
     # ... and the incumbent point taken as known: conditioned on 30 times as a pending point
-    # (experiment; an environment switch of branch pair-moves, BARK_NEI_EXACT=30)
+    # (experiment: commit 375c192's environment switch BARK_NEI_EXACT=30, since removed)
     "bark_share_combo_ln_nei_pairx": _COMBO_LN_NEI,
+    # ... the incumbent point taken as known in the library's qLogNEI (rules.Rule.condition:
+    # every sample conditioned on its latent value there, noise 1e-4 sigma^2), pair moves in
+    "bark_share_combo_ln_nei_known": _COMBO_LN_NEI,
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)

@@ -134,6 +134,45 @@ def leaf_system_pending(forest, kinds, X, y, sigma2, Xp):
     return LeafSystem(system.lcol, Ginv, beta, leaf_of)
 
 
+# The noise variance of a point taken as known (``leaf_system_known``), as a share of the
+# sample's noise variance: its latent sd then falls to at most 1 % of the noise sd, and the
+# systems stay well conditioned where f was nearly known already.
+KNOWN_NOISE = 1e-4
+
+
+def bordered_inverse(Kinv: np.ndarray, k: np.ndarray, c: float) -> np.ndarray:
+    """The inverse of K bordered by one point, [[K, k], [k^T, c]], from ``Kinv`` = K^-1 (n, n),
+    k (n,) and c = k(x, x) plus the point's noise variance."""
+    u = Kinv @ k
+    d = c - float(k @ u)
+    n = len(u)
+    out = np.empty((n + 1, n + 1))
+    out[:n, :n] = Kinv + np.outer(u, u) / d
+    out[:n, n] = out[n, :n] = -u / d
+    out[n, n] = 1.0 / d
+    return out
+
+
+def leaf_system_known(system: LeafSystem, forest, kinds, Xk: np.ndarray) -> LeafSystem:
+    """``system`` also conditioned on the latent values at ``Xk`` (n_k, D) taken as known, each
+    at the sample's own mean there with noise ``KNOWN_NOISE`` sigma^2: the mean stays
+    everywhere and the variance shrinks as if f(Xk) were measured almost exactly. Per point,
+    the rank-one update of the leaf weights' covariance, Ginv - u u^T / (phi^T u + KNOWN_NOISE)
+    with u = Ginv phi (phi: the point's leaf indicator)."""
+    m = forest.feat.shape[0]
+    leaf_k = np.empty((m, len(Xk)), dtype=np.int64)
+    route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds,
+              np.ascontiguousarray(Xk, dtype=np.float64), leaf_k)
+    Ginv = system.Ginv.copy()
+    for i in range(len(Xk)):
+        cols = system.lcol[np.arange(m), leaf_k[:, i]]
+        u = Ginv[:, cols].sum(axis=1)
+        Ginv -= np.outer(u, u) / (float(u[cols].sum()) + KNOWN_NOISE)
+    Ginv = 0.5 * (Ginv + Ginv.T)
+    return LeafSystem(system.lcol, Ginv, system.beta,
+                      np.concatenate((system.leaf_of, leaf_k), axis=1))
+
+
 @njit(cache=True, nogil=True)
 def _score_sample(feat, thr, mask, left, right, kinds, lcol, Ginv, beta, sigma2, Xnew, mean,
                   var):
@@ -173,6 +212,8 @@ class SampleSystems:
         self.samples = samples
         self.kinds = kinds
         self.smooth = smooth  # an ``engine.smooth.SmoothKernel`` when samples have a share
+        # points conditioned on without noise (``condition_known``), after the pending ones
+        self.X_known = np.zeros((0, X.shape[1]))
         self._forests = [Forest.of_sample(samples, s) for s in range(len(samples["sigma2"]))]
         d = X.shape[1]
         Xp = np.zeros((0, d)) if X_pending is None else np.ascontiguousarray(X_pending, float)
@@ -192,6 +233,23 @@ class SampleSystems:
                 leaf_system_pending(f, kinds, X, y, float(samples["sigma2"][s]), Xp)
                 for s, f in enumerate(self._forests)
             ]
+
+    def condition_known(self, Xk: np.ndarray) -> None:
+        """Condition every sample, in place, on its latent values at ``Xk`` (n_k, D) taken as
+        known: each at the sample's own mean, almost without noise (``leaf_system_known``,
+        ``engine.smooth.SmoothSystem.known``). The points join the systems' data after the
+        pending ones (``X_known``)."""
+        Xk = np.ascontiguousarray(Xk, dtype=np.float64).reshape(-1, self.kinds.shape[0])
+        if len(Xk) == 0:
+            return
+        with single_threaded_blas():
+            if self.smooth is not None:
+                self.systems = [system.known(f, self.kinds, self.smooth, Xk)
+                                for f, system in zip(self._forests, self.systems, strict=True)]
+            else:
+                self.systems = [leaf_system_known(system, f, self.kinds, Xk)
+                                for f, system in zip(self._forests, self.systems, strict=True)]
+        self.X_known = np.concatenate((self.X_known, Xk))
 
     def predict_each(self, Xnew: np.ndarray, binned: bool = True
                      ) -> tuple[np.ndarray, np.ndarray]:

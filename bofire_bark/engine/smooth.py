@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bofire_bark.engine.forest import Forest, route_all
+from bofire_bark.engine.predict import KNOWN_NOISE, bordered_inverse
 
 DEFAULT_BINS = 32
 MAX_BINS = 1024
@@ -217,6 +218,28 @@ class SmoothSystem:
         k = self.cross(forest, kinds, kernel, Xnew, binned)
         var = 1.0 - np.einsum("ij,jk,ik->i", k, self.Kinv, k)
         return k @ self.alpha, np.clip(var, 0.0, 1.0)
+
+
+    def known(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
+              Xk: np.ndarray) -> SmoothSystem:
+        """This system also conditioned on the latent values at ``Xk`` (n_k, D) taken as known,
+        each at the sample's own mean there (``predict.leaf_system_known``'s counterpart):
+        per point, the bordered inverse of K with the point's row and k(x, x) plus
+        ``KNOWN_NOISE`` sigma^2 on the diagonal; alpha gains a zero, as the point's value is
+        its mean."""
+        system = self
+        m = forest.feat.shape[0]
+        for i in range(len(Xk)):
+            x = Xk[i:i + 1]
+            Kinv = bordered_inverse(system.Kinv, system.cross(forest, kinds, kernel, x)[0],
+                                    1.0 + KNOWN_NOISE * system.sigma2)
+            leaf_x = np.empty((m, 1), dtype=np.int64)
+            route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds,
+                      np.ascontiguousarray(x, dtype=np.float64), leaf_x)
+            system = SmoothSystem(np.concatenate((system.leaf_of, leaf_x), axis=1),
+                                  np.concatenate((system.U, kernel.coords(x))), Kinv,
+                                  np.append(system.alpha, 0.0), system.share, system.sigma2)
+        return system
 
 
 def smooth_system(forest: Forest, kinds: np.ndarray, kernel: SmoothKernel, X: np.ndarray,

@@ -187,16 +187,7 @@ def solve_acquisition(plan, posteriors: dict, acq, domain, space,
     if plan.several:
         return _run(_Outputs(posteriors, acq, domain, space, pending, plan, batch), settings)
     plus = acq.channels[acq.goals[0].plus]
-    post = posteriors[acq.keys[plus.output]]
-    if settings.rule == "nei":  # HACK experiment: the incumbent point nearly noise-free
-        import os
-        r = int(os.environ.get("BARK_NEI_EXACT", "0"))
-        if r > 0:
-            means, _ = post.systems(None).predict_each(post.X)
-            star = post.X[int(np.argmax((float(plus.sign) * means).mean(axis=0)))][None, :]
-            extra = np.repeat(star, r, axis=0)
-            pending = extra if pending is None else np.concatenate((pending, extra))
-    job = OneOutputSearch(post, domain, space, float(plus.sign),
+    job = OneOutputSearch(posteriors[acq.keys[plus.output]], domain, space, float(plus.sign),
                           pending, plan, batch)
     return _run(job, settings)
 

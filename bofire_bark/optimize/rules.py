@@ -15,7 +15,12 @@ nondecreasing in the mean. ``f_s`` is the sample's incumbent (unused by UCB).
   gradients; the grid search needs none).
 - ``"nei"`` (``qNEI``, ``qLogNEI``): the same g, the incumbent taken under noise per sample:
   f_s = the best posterior mean of sample s at the measured points and at the pending ones
-  (the batch so far: each member then aims above the members before it).
+  (the batch so far: each member then aims above the members before it). The improvement is
+  over the incumbent's latent value, which is as uncertain as the point x is like it: every
+  sample is first conditioned on its latent value at x* (the measured point of the best mean
+  over the samples) taken as known at its mean (``condition``). Re-measuring x* then gains
+  nothing, as under BoTorch's joint qNEI, where a marginal EI would credit a point beside x*
+  with the noise sd times 0.4; far from x* the sd is unchanged.
 - ``"pi"`` (``qPI``): the probability of improvement over the best measured value,
   g = Phi((m - f) / s) (at s = 0: 1 above f, 0 below). Nondecreasing in m; increasing in s
   below f, decreasing above.
@@ -96,6 +101,15 @@ class Rule:
             (posterior.X, np.asarray(pending, dtype=np.float64).reshape(-1, posterior.X.shape[1])))
         means, _ = systems.predict_each(X)
         return (sign * means).max(axis=1)
+
+    def condition(self, posterior, systems, sign: float) -> None:
+        """NEI: condition ``systems`` (``engine.predict.SampleSystems``, in place) on the
+        latent value at the incumbent point x* taken as known (module docstring); x* is the
+        same for every member of a batch, so each later search's sds can only shrink."""
+        if self.name != "nei":
+            return
+        means, _ = systems.predict_each(posterior.X)  # pending points leave means as they are
+        systems.condition_known(posterior.X[[int(np.argmax((sign * means).mean(axis=0)))]])
 
     def values(self, means: np.ndarray, variances: np.ndarray, sign: float,
                best: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from bofire_bark.engine.predict import KNOWN_NOISE, bordered_inverse
 from bofire_bark.optimize.ensemble import CATEGORICAL, CONTINUOUS, distinct_samples
 from bofire_bark.optimize.grid.settings import GridSettings
 
@@ -215,7 +216,9 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         pending = np.asarray(pending, dtype=np.float64).reshape(-1, box.n_features)
     Xa = posterior.X if pending is None or len(pending) == 0 else np.concatenate(
         (posterior.X, pending))
-    Xa = np.ascontiguousarray(Xa, dtype=np.float64)
+    # the points the systems take as known (rules.Rule.condition) join last, without noise
+    known = systems.X_known
+    Xa = np.ascontiguousarray(np.concatenate((Xa, known)), dtype=np.float64)
     thresholds = ens.thresholds if thresholds is None else thresholds
     n_cat = max([len(box.allowed[j]) and max(box.allowed[j]) + 1
                  for j in range(box.n_features) if box.kinds[j] == CATEGORICAL] or [1])
@@ -317,7 +320,12 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
                     leaf_members[s_base[i, t] + p].append(n)
         members.extend(leaf_members)
         if smooth is None:
-            Kinv[i] = np.linalg.inv(same / m + float(sigma2[s]) * np.eye(n_data))
+            n_noisy = n_data - len(known)
+            inv = np.linalg.inv(same[:n_noisy, :n_noisy] / m + float(sigma2[s]) * np.eye(n_noisy))
+            for n in range(n_noisy, n_data):
+                inv = bordered_inverse(inv, same[:n, n] / m,
+                                       1.0 + KNOWN_NOISE * float(sigma2[s]))
+            Kinv[i] = inv
             continue
         # the forest part of mu = k^T alpha, one term per tree: (1 - s) / m times alpha
         # summed over the leaf's points
