@@ -161,6 +161,10 @@ BARK_ARMS: dict[str, dict] = {
     # ... the incumbent point taken as known in the library's qLogNEI (rules.Rule.condition:
     # every sample conditioned on its latent value there, noise 1e-4 sigma^2), pair moves in
     "bark_share_combo_ln_nei_known": _COMBO_LN_NEI,
+    # today's defaults (and the smooth share under qUCB) with the start's pair moves: on the
+    # mixture their starts were the best random draws (the rows of "bark", "bark_share_ln")
+    "bark_pair": {},
+    "bark_share_ln_pair": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"}},
 }
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
