@@ -4,11 +4,12 @@ a categorical input; ``bofire_bark.warmup``), after ``tell`` of ``--points`` ran
 with a smooth response, the strategy's defaults otherwise (issue 37, item 3).
 
     python -m benchmarks.batch_ask [--n 8] [--points 30] [--seed 0] [--no-constraints]
-        [--batch-polish]
+        [--batch-polish] [--acquisition qLogNEI]
 
 ``--no-constraints``: the same inputs and output without the constraints (where a single ask
 runs the numba box loop). ``--batch-polish``: ``GridSettings(batch_polish=True)`` (every
 candidate's search goes on towards the 1 % gap, as before batches shared their work).
+``--acquisition``: BoFire's acquisition type by name (default: the strategy's, qUCB).
 
 Prints one JSON line: the ask's wall seconds, the seconds its searches' starts took
 (``incumbent_time``) and the searches (``solve_time``), each candidate's status, the largest
@@ -29,7 +30,7 @@ import numpy as np
 
 
 def run(n: int = 8, points: int = 30, seed: int = 0, constraints: bool = True,
-        batch_polish: bool = False) -> dict:
+        batch_polish: bool = False, acquisition: str | None = None) -> dict:
     import bofire.strategies.api as strategies
     from bofire.data_models.domain.api import Domain
 
@@ -40,8 +41,9 @@ def run(n: int = 8, points: int = 30, seed: int = 0, constraints: bool = True,
     if not constraints:
         domain = Domain(inputs=domain.inputs, outputs=domain.outputs)
     optimizer = {"grid": {"batch_polish": True}} if batch_polish else {}
+    rule = {} if acquisition is None else {"acquisition_function": {"type": acquisition}}
     strategy = strategies.map(BARKStrategy(domain=domain, seed=seed,
-                                           acquisition_optimizer=optimizer))
+                                           acquisition_optimizer=optimizer, **rule))
     X = domain.inputs.sample(points, seed=seed)
     rng = np.random.default_rng(seed)
     num = X.select_dtypes("number")
@@ -75,9 +77,10 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-constraints", action="store_true")
     parser.add_argument("--batch-polish", action="store_true")
+    parser.add_argument("--acquisition", default=None)
     args = parser.parse_args(argv)
     print(json.dumps(run(args.n, args.points, args.seed, not args.no_constraints,
-                         args.batch_polish)), flush=True)
+                         args.batch_polish, args.acquisition)), flush=True)
 
 
 if __name__ == "__main__":
