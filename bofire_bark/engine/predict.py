@@ -212,7 +212,7 @@ class SampleSystems:
         self.samples = samples
         self.kinds = kinds
         self.smooth = smooth  # an ``engine.smooth.SmoothKernel`` when samples have a share
-        # points conditioned on without noise (``condition_known``), after the pending ones
+        # points conditioned on as known (``condition_known``), after the pending ones
         self.X_known = np.zeros((0, X.shape[1]))
         self._forests = [Forest.of_sample(samples, s) for s in range(len(samples["sigma2"]))]
         d = X.shape[1]

@@ -219,7 +219,6 @@ class SmoothSystem:
         var = 1.0 - np.einsum("ij,jk,ik->i", k, self.Kinv, k)
         return k @ self.alpha, np.clip(var, 0.0, 1.0)
 
-
     def known(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
               Xk: np.ndarray) -> SmoothSystem:
         """This system also conditioned on the latent values at ``Xk`` (n_k, D) taken as known,
