@@ -196,7 +196,8 @@ class TreeFunction(Benchmark):
         beta = np.zeros(n_leaves)
         beta[lcol[lcol >= 0]] = self._leaf_values[lcol >= 0]
         systems = types.SimpleNamespace(systems=[(lcol, np.zeros((n_leaves, n_leaves)), beta,
-                                                   np.zeros((m, 0), dtype=np.int64))])
+                                                   np.zeros((m, 0), dtype=np.int64))],
+                                        X_known=np.zeros((0, len(self._kinds))))
         posterior = types.SimpleNamespace(samples=samples, kinds=self._kinds,
                                           X=np.zeros((0, len(self._kinds))))
         problem = AcquisitionProblem(box, build_ensemble(samples, box), (), 0.0, -1.0, (),
