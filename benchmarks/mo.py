@@ -54,6 +54,9 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
 - ``BARK-NEHVI-LN-SmoothCat``: as ``BARK-NEHVI-LN-Smooth`` with ``smooth_categories=True``
   (the categorical inputs in the smooth part too: on CrossCoupling's yield that model fits as
   Sobo's GP does, and with qLogNEI beats Sobo there; ``docs/results/chemistry.md``).
+- ``BARK-NEHVI-LN-SmoothCat-J``: the same settings as ``BARK-NEHVI-LN-SmoothCat``, run from the
+  commit where qNEHVI gives each sample its own front and takes the front's measured points
+  as known (``bofire_bark.optimize.hypervolume``; the earlier arm's runs predate it).
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
@@ -163,13 +166,14 @@ DEFAULT_OUT = REPO / "results" / "mo"
 METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-NEHVI-LN-PoF",
            "BARK-NEHVI-MoboRef", "BARK-NEHVI-LN-MoboRef", "BARK-NEHVI-LN-Far",
            "BARK-NEHVI-LN-Smooth", "BARK-NEHVI-LN-Smooth-Tie", "BARK-NEHVI-LN-SmoothCat",
-           "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
+           "BARK-NEHVI-LN-SmoothCat-J", "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
           "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:cyan",
           "BARK-NEHVI-MoboRef": "salmon", "BARK-NEHVI-LN-MoboRef": "peru",
           "BARK-NEHVI-LN-Far": "goldenrod", "BARK-NEHVI-LN-Smooth": "olive",
           "BARK-NEHVI-LN-Smooth-Tie": "darkkhaki", "BARK-NEHVI-LN-SmoothCat": "yellowgreen",
+          "BARK-NEHVI-LN-SmoothCat-J": "darkgreen",
           "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
@@ -423,7 +427,7 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
                                 surrogate_specs=BARKSettings(noise_prior="lognormal",
                                                              smooth_share=True),
                                 acquisition_optimizer=SearchSettings(tie_break=tie))
-        if method == "BARK-NEHVI-LN-SmoothCat":
+        if method in ("BARK-NEHVI-LN-SmoothCat", "BARK-NEHVI-LN-SmoothCat-J"):
             return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
                                 surrogate_specs=BARKSettings(noise_prior="lognormal",
                                                              smooth_share=True,
