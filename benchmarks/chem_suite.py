@@ -158,7 +158,7 @@ BARK_ARMS: dict[str, dict] = {
     # ... and the incumbent point taken as known: conditioned on 30 times as a pending point
     # (experiment: commit 375c192's environment switch BARK_NEI_EXACT=30, since removed)
     "bark_share_combo_ln_nei_pairx": _COMBO_LN_NEI,
-    # ... the incumbent point taken as known in the library's qLogNEI (rules.Rule.condition:
+    # ... the incumbent point taken as known in the library's qLogNEI (rules.Rule.prepare:
     # every sample conditioned on its latent value there, noise 1e-4 sigma^2), pair moves in
     "bark_share_combo_ln_nei_known": _COMBO_LN_NEI,
     # today's defaults (and the smooth share under qUCB) with the start's pair moves: on the

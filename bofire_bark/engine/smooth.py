@@ -208,8 +208,13 @@ class SmoothSystem:
         leaf_new = np.empty((m, len(Xnew)), dtype=np.int64)
         route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, Xnew,
                   leaf_new)
+        return self._cross_routed(leaf_new, kernel.coords(Xnew, binned), kernel)
+
+    def _cross_routed(self, leaf_new: np.ndarray, U_new: np.ndarray,
+                      kernel: SmoothKernel) -> np.ndarray:
+        """``cross`` from the new points' leaves (m, n) and smooth coordinates (n, Ds + Dc)."""
         return kernel_matrix(self.share, shared_counts(leaf_new, self.leaf_of),
-                             kernel.gram(kernel.coords(Xnew, binned), self.U), m)
+                             kernel.gram(U_new, self.U), leaf_new.shape[0])
 
     def predict(self, forest: Forest, kinds: np.ndarray, kernel: SmoothKernel,
                 Xnew: np.ndarray, binned: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -229,14 +234,15 @@ class SmoothSystem:
         system = self
         m = forest.feat.shape[0]
         for i in range(len(Xk)):
-            x = Xk[i:i + 1]
-            Kinv = bordered_inverse(system.Kinv, system.cross(forest, kinds, kernel, x)[0],
-                                    1.0 + KNOWN_NOISE * system.sigma2)
+            x = np.ascontiguousarray(Xk[i:i + 1], dtype=np.float64)
             leaf_x = np.empty((m, 1), dtype=np.int64)
-            route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds,
-                      np.ascontiguousarray(x, dtype=np.float64), leaf_x)
+            route_all(forest.feat, forest.thr, forest.mask, forest.left, forest.right, kinds, x,
+                      leaf_x)
+            u_x = kernel.coords(x)
+            Kinv = bordered_inverse(system.Kinv, system._cross_routed(leaf_x, u_x, kernel)[0],
+                                    1.0 + KNOWN_NOISE * system.sigma2)
             system = SmoothSystem(np.concatenate((system.leaf_of, leaf_x), axis=1),
-                                  np.concatenate((system.U, kernel.coords(x))), Kinv,
+                                  np.concatenate((system.U, u_x)), Kinv,
                                   np.append(system.alpha, 0.0), system.share, system.sigma2)
         return system
 

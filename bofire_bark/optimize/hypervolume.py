@@ -19,7 +19,7 @@ variants have the same maximizers. The front: the measured points that meet ever
 sample has its own front, of its posterior means at those points, and every output's samples
 are first conditioned on their latent values at the front's measured points taken as known
 (``Hypervolume.condition``, the counterpart of qNEI's incumbent point in
-``rules.Rule.condition``): re-measuring a point of the front then gains nothing, where a
+``rules.Rule.prepare``): re-measuring a point of the front then gains nothing, where a
 marginal EHVI over one shared front would credit both the noise around it and the samples
 that put it above that front. Points of the batch so far join the front at their posterior
 means (a believer, as the single-output rules condition on them). The reference point is

@@ -480,8 +480,7 @@ def _rule_values(rule: Rule, acq, posteriors: dict, systems: list, X: np.ndarray
                          "objectives and output limits take the UCB rule")
     post, sys_k = posteriors[acq.keys[0]], systems[0]
     sign = float(acq.channels[acq.goals[0].plus].sign)
-    rule.condition(post, sys_k, sign)
-    best = rule.incumbents(post, sys_k, sign, pending)
+    best = rule.prepare(post, sys_k, sign, pending)
     values = (rule.score(sys_k, X, sign, best) if sys_k.smooth is not None
               else sample_rule_values(post.samples, post.kinds, sys_k.systems, X, rule, sign,
                                       best))

@@ -97,8 +97,7 @@ def build_problem(posterior, domain, space, kappa: float = DEFAULT_KAPPA, sign: 
                          getattr(posterior, "smooth", None))
     gp_data = _sample_gps(posterior, ens, systems, pending, form) if gps else ()
     acquisition_rule = Rule(rule, float(kappa))
-    acquisition_rule.condition(posterior, systems, float(sign))
-    incumbents = acquisition_rule.incumbents(posterior, systems, float(sign), pending)
+    incumbents = acquisition_rule.prepare(posterior, systems, float(sign), pending)
     problem = AcquisitionProblem(box, ens, gp_data, float(kappa), float(sign), specs,
                                  active_delta(box), rule=rule, incumbents=incumbents)
     return problem, systems

@@ -18,7 +18,7 @@ nondecreasing in the mean. ``f_s`` is the sample's incumbent (unused by UCB).
   (the batch so far: each member then aims above the members before it). The improvement is
   over the incumbent's latent value, which is as uncertain as the point x is like it: every
   sample is first conditioned on its latent value at x* (the measured point of the best mean
-  over the samples) taken as known at its mean (``condition``). Re-measuring x* then gains
+  over the samples) taken as known at its mean (``prepare``). Re-measuring x* then gains
   nothing, as under BoTorch's joint qNEI, where a marginal EI would credit a point beside x*
   with the noise sd times 0.4; far from x* the sd is unchanged.
 - ``"pi"`` (``qPI``): the probability of improvement over the best measured value,
@@ -97,19 +97,29 @@ class Rule:
             return np.zeros(S)
         if self.name in ("ei", "pi"):
             return np.full(S, float(np.max(sign * np.asarray(posterior.y))))
+        return self._means(posterior, systems, sign, pending).max(axis=1)
+
+    def prepare(self, posterior, systems, sign: float,
+                pending: np.ndarray | None = None) -> np.ndarray:
+        """The incumbents (``incumbents``), after conditioning ``systems``
+        (``engine.predict.SampleSystems``, in place) for NEI on the latent value at the
+        incumbent point x* taken as known (module docstring). x* is the same for every member
+        of a batch (pending points leave the means as they are), so each later search's sds
+        can only shrink."""
+        if self.name != "nei":
+            return self.incumbents(posterior, systems, sign, pending)
+        means = self._means(posterior, systems, sign, pending)
+        # the known value is each sample's own mean: every mean stays as it is
+        star = int(np.argmax(means[:, :len(posterior.X)].mean(axis=0)))
+        systems.condition_known(posterior.X[[star]])
+        return means.max(axis=1)
+
+    @staticmethod
+    def _means(posterior, systems, sign: float, pending) -> np.ndarray:
+        """sign * each sample's means at the measured points, then the pending ones (S, n)."""
         X = posterior.X if pending is None or len(pending) == 0 else np.concatenate(
             (posterior.X, np.asarray(pending, dtype=np.float64).reshape(-1, posterior.X.shape[1])))
-        means, _ = systems.predict_each(X)
-        return (sign * means).max(axis=1)
-
-    def condition(self, posterior, systems, sign: float) -> None:
-        """NEI: condition ``systems`` (``engine.predict.SampleSystems``, in place) on the
-        latent value at the incumbent point x* taken as known (module docstring); x* is the
-        same for every member of a batch, so each later search's sds can only shrink."""
-        if self.name != "nei":
-            return
-        means, _ = systems.predict_each(posterior.X)  # pending points leave means as they are
-        systems.condition_known(posterior.X[[int(np.argmax((sign * means).mean(axis=0)))]])
+        return sign * systems.predict_each(X)[0]
 
     def values(self, means: np.ndarray, variances: np.ndarray, sign: float,
                best: np.ndarray) -> np.ndarray:

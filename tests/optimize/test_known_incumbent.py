@@ -1,4 +1,4 @@
-"""NEI's incumbent point taken as known (``rules.Rule.condition``,
+"""NEI's incumbent point taken as known (``rules.Rule.prepare``,
 ``engine.predict.SampleSystems.condition_known``): against the GP conditioned by brute force
 on an explicit kernel matrix, for forests and for a smooth share; re-measuring the incumbent
 gains nothing; the search and its bound work on the conditioned systems."""

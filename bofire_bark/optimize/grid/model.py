@@ -216,7 +216,7 @@ def grid_model(problem, systems, posterior, pending: np.ndarray | None = None,
         pending = np.asarray(pending, dtype=np.float64).reshape(-1, box.n_features)
     Xa = posterior.X if pending is None or len(pending) == 0 else np.concatenate(
         (posterior.X, pending))
-    # the points the systems take as known (rules.Rule.condition) join last, their noise
+    # the points the systems take as known (rules.Rule.prepare) join last, their noise
     # KNOWN_NOISE sigma^2
     known = systems.X_known
     Xa = np.ascontiguousarray(np.concatenate((Xa, known)), dtype=np.float64)
