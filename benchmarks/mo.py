@@ -54,9 +54,10 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
 - ``BARK-NEHVI-LN-SmoothCat``: as ``BARK-NEHVI-LN-Smooth`` with ``smooth_categories=True``
   (the categorical inputs in the smooth part too: on CrossCoupling's yield that model fits as
   Sobo's GP does, and with qLogNEI beats Sobo there; ``docs/results/chemistry.md``).
-- ``BARK-NEHVI-LN-SmoothCat-J``: the same settings as ``BARK-NEHVI-LN-SmoothCat``, run from the
-  commit where qNEHVI gives each sample its own front and takes the front's measured points
-  as known (``bofire_bark.optimize.hypervolume``; the earlier arm's runs predate it).
+- ``BARK-NEHVI-LN-SmoothCat-J``: the same settings as ``BARK-NEHVI-LN-SmoothCat``, run at
+  9afe771, where qNEHVI gave each sample its own front and took the front's measured points as
+  known, as BoTorch's joint qNEHVI (reverted: not better, ``docs/results/multi-objective.md``);
+  today this arm runs the library's qNEHVI, as ``BARK-NEHVI-LN-SmoothCat``.
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference

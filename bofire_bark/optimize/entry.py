@@ -439,7 +439,6 @@ class _Outputs:
             self.hv = build_hypervolume(self.acq, self.posteriors, self.systems, self.pending,
                                         noisy=self.rule == "nehvi",
                                         output_limits=settings.output_limits)
-            self.hv.condition(self.systems)
 
     def channels(self, X, moments: list | None = None, binned: bool = True):
         """Channel values (n, C); ``moments``: every output's ``predict_each`` at X, if

@@ -15,16 +15,10 @@ With y_k ~ N(m_sk, s_sk^2) independent, the expectation factorizes:
 
 h(z) = z Phi(z) + phi(z), psi(+inf) = 0; the acquisition is (1/S) sum_s EHVI_s(x). The log
 variants have the same maximizers. The front: the measured points that meet every output limit
-(qEHVI: one front for every sample). Under noise (qNEHVI), as BoTorch's joint qNEHVI, each
-sample has its own front, of its posterior means at those points, and every output's samples
-are first conditioned on their latent values at the front's measured points taken as known
-(``Hypervolume.condition``, the counterpart of qNEI's incumbent point in
-``rules.Rule.prepare``): re-measuring a point of the front then gains nothing, where a
-marginal EHVI over one shared front would credit both the noise around it and the samples
-that put it above that front. Points of the batch so far join the front at their posterior
-means (a believer, as the single-output rules condition on them). The reference point is
-the strategy's ``ref_point`` or, by default, BoTorch's default inference: the worst of the
-front (of the means over the samples, under noise) minus 10 % of its range per objective.
+(qEHVI) or, under noise (qNEHVI), the posterior means (averaged over samples) at those points;
+points of the batch so far join it at their posterior means (a believer, as the single-output
+rules condition on them). The reference point is the strategy's ``ref_point`` or, by default,
+BoTorch's default inference: the worst of the front minus 10 % of its range per objective.
 
 Bound over a box (``ehvi_bound``): each factor f = psi(l) - psi(u) is nondecreasing in m, and
 for fixed m increasing in s while m <= (l + u) / 2, decreasing above. The kernel bounds each
@@ -50,7 +44,7 @@ in s below the limit (m < t) and decreasing above, so the same path bound applie
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -68,11 +62,9 @@ _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 @dataclass(frozen=True)
 class Hypervolume:
-    """The cells of the region a new point adds: ``lower``, ``upper`` (S0, n_cells, K) in the
-    objectives' oriented standardized units (upper may be inf), S0 = 1 (one front for every
-    sample) or S (each sample's own; cells past a sample's last have lower = upper = 0 and add
-    nothing); ``goals`` the channel of each objective in the ``outputs.OutputAcquisition``,
-    ``outputs`` its output index."""
+    """The cells of the region a new point adds: ``lower``, ``upper`` (n_cells, K) in the
+    objectives' oriented standardized units (upper may be inf); ``goals`` the channel of each
+    objective in the ``outputs.OutputAcquisition``, ``outputs`` its output index."""
 
     lower: np.ndarray
     upper: np.ndarray
@@ -81,21 +73,11 @@ class Hypervolume:
     signs: tuple[float, ...]
     # output_limits="probability": the limits that weigh (module docstring), else empty
     weights: tuple[Weight, ...] = ()
-    # qNEHVI: the measured points on the front, encoded (n, D), taken as known (``condition``)
-    known: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def prunes(self) -> bool:
         """Whether the output limits prune (optimistic) rather than weigh."""
         return not self.weights
-
-    def condition(self, systems: list) -> None:
-        """Condition every output's ``engine.predict.SampleSystems`` (in place) on its latent
-        values at the front's measured points (``known``), each at the sample's own mean: the
-        means stay, the sds there drop to almost nothing (module docstring)."""
-        if len(self.known):
-            for sys_k in systems:
-                sys_k.condition_known(self.known)
 
     def values(self, moments: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """(1/S) sum_s EHVI_s [times the limits' probability] at n points from every output's
@@ -109,8 +91,7 @@ class Hypervolume:
                 means, variances = moments[q]
                 m = self.signs[k] * means[:, a:b, None]
                 sd = np.sqrt(np.maximum(variances[:, a:b, None], 0.0))
-                f = (_psi(m, sd, self.lower[:, None, :, k])
-                     - _psi(m, sd, self.upper[:, None, :, k]))
+                f = _psi(m, sd, self.lower[:, k]) - _psi(m, sd, self.upper[:, k])
                 prod = f if prod is None else prod * f
             each = prod.sum(axis=-1)  # over cells: (S, n)
             for w in self.weights:
@@ -239,12 +220,10 @@ def ehvi_bound(A, L, B, C, k, lower, upper, pieces, WA, WL, WB, WC, required):
     """Upper bound of (1/S) sum_s EHVI_s prod_j Phi_sj over a box from each (sample,
     objective)'s bounds ``A``, ``L``, ``B``, ``C`` (S, K) and each (sample, weighing limit)'s
     ``WA``, ``WL``, ``WB``, ``WC`` (S, J) with its ``required`` (J,) (J = 0: no weights)
-    (module docstring); cells ``lower``, ``upper`` (S0, n_cells, K) as ``Hypervolume``'s;
-    exact when L == B everywhere."""
+    (module docstring); exact when L == B everywhere."""
     S, K = A.shape
     total = 0.0
     for s in range(S):
-        sc = s if lower.shape[0] > 1 else 0
         weight = 1.0
         for j in range(required.shape[0]):
             weight *= _feasible_max(WA[s, j], WL[s, j], WB[s, j], WC[s, j], k, required[j],
@@ -252,11 +231,11 @@ def ehvi_bound(A, L, B, C, k, lower, upper, pieces, WA, WL, WB, WC, required):
         if weight <= 0.0:
             continue
         each = 0.0
-        for c in range(lower.shape[1]):
+        for c in range(lower.shape[0]):
             prod = 1.0
             for q in range(K):
-                prod *= _factor_max(A[s, q], L[s, q], B[s, q], C[s, q], k, lower[sc, c, q],
-                                    upper[sc, c, q], pieces)
+                prod *= _factor_max(A[s, q], L[s, q], B[s, q], C[s, q], k, lower[c, q],
+                                    upper[c, q], pieces)
                 if prod <= 0.0:
                     break
             each += prod
@@ -270,12 +249,9 @@ def build_hypervolume(acq, posteriors: dict, systems: list, pending: np.ndarray 
     its limits as weights when ``output_limits`` is "probability".
 
     The candidates for the front are the measured points of every modelled output (their
-    union); an objective's value there is its measurement where that output was measured and
-    its posterior mean (over the samples) elsewhere: one front (qEHVI). ``noisy`` (qNEHVI):
-    each sample's means, one front per sample, and the measured points on any sample's front
-    are kept as ``known`` for ``condition``. Points whose values miss an output limit are
-    left out. Pending points join at their means. The inferred reference point comes from
-    the one front (means over the samples, under noise).
+    union); an objective's value there is its measurement where that output was measured
+    (qEHVI; ``noisy``: its posterior mean, qNEHVI) and its posterior mean elsewhere. Points
+    whose values miss an output limit are left out. Pending points join at their means.
     """
     if any(g.target is not None for g in acq.goals) or len(acq.goals) < 2:
         raise ValueError("the expected hypervolume improvement needs two or more Maximize / "
@@ -287,60 +263,35 @@ def build_hypervolume(acq, posteriors: dict, systems: list, pending: np.ndarray 
     X = np.unique(np.concatenate([p.X for p in posts]), axis=0)
 
     def channel_values(c: int, Xs: np.ndarray, measured: bool) -> np.ndarray:
-        """(S, n) oriented: each sample's mean, or the measurement where ``measured``."""
         ch = acq.channels[c]
         post = posts[ch.output]
         means, _ = systems[ch.output].predict_each(Xs)
+        val = means.mean(axis=0)
         if measured:
             rows = {r.tobytes(): i for i, r in enumerate(np.ascontiguousarray(post.X))}
             for n, x in enumerate(np.ascontiguousarray(Xs)):
                 i = rows.get(x.tobytes())
                 if i is not None:
-                    means[:, n] = post.y[i]
-        return ch.sign * means
+                    val[n] = post.y[i]
+        return ch.sign * val
 
-    def objective_points(Xs: np.ndarray, measured: bool):
-        """Per sample: the objectives (S, n, K) and whether every limit is met (S, n); and
-        the same of the means over the samples."""
-        lims = [channel_values(lim.channel, Xs, measured) for lim in acq.limits]
-        Y = np.stack([channel_values(g.plus, Xs, measured) for g in acq.goals], axis=-1)
-        ok = np.ones(Y.shape[:2], dtype=bool)
-        ok_mean = np.ones(len(Xs), dtype=bool)
-        for lim, v in zip(acq.limits, lims, strict=True):
-            ok &= v >= lim.required
-            ok_mean &= v.mean(axis=0) >= lim.required
-        return Y, ok, Y.mean(axis=0), ok_mean
+    def objective_points(Xs: np.ndarray, measured: bool) -> np.ndarray:
+        ok = np.ones(len(Xs), dtype=bool)
+        for lim in acq.limits:
+            ok &= channel_values(lim.channel, Xs, measured) >= lim.required
+        Y = np.stack([channel_values(g.plus, Xs, measured) for g in acq.goals], axis=1)
+        return Y, ok
 
-    Y_s, ok_s, Y, ok = objective_points(X, not noisy)
+    Y, ok = objective_points(X, not noisy)
     if pending is not None and len(pending):
-        Yp_s, okp_s, Yp, okp = objective_points(np.asarray(pending, dtype=np.float64), False)
-        Y_s, ok_s = np.concatenate((Y_s, Yp_s), axis=1), np.concatenate((ok_s, okp_s), axis=1)
+        Yp, okp = objective_points(np.asarray(pending, dtype=np.float64), False)
         Y, ok = np.concatenate((Y, Yp)), np.concatenate((ok, okp))
     front = Y[ok]
     if all(g.reference is not None for g in acq.goals):
         ref = np.array([g.reference for g in acq.goals])
     else:
         ref = reference_point(front if len(front) else Y)
-    known = X[:0]
-    if not noisy:
-        lower, upper = front_cells(front, ref)
-        lower, upper = lower[None], upper[None]
-    else:
-        import torch
-        from botorch.utils.multi_objective.pareto import is_non_dominated
-
-        cells, on_front = [], np.zeros(len(X), dtype=bool)
-        for s in range(Y_s.shape[0]):
-            cells.append(front_cells(Y_s[s][ok_s[s]], ref))
-            idx = np.flatnonzero(ok_s[s, :len(X)])
-            nd = is_non_dominated(torch.as_tensor(Y_s[s, idx])).numpy()
-            on_front[idx[nd]] = True
-        known = X[on_front]
-        n_cells = max(len(lo) for lo, _ in cells)
-        lower = np.zeros((len(cells), n_cells, len(ref)))
-        upper = np.zeros_like(lower)
-        for s, (lo, hi) in enumerate(cells):
-            lower[s, :len(lo)], upper[s, :len(hi)] = lo, hi
+    lower, upper = front_cells(front, ref)
     goals = tuple(g.plus for g in acq.goals)
     if output_limits not in OUTPUT_LIMITS:
         raise ValueError(f"output_limits must be one of {OUTPUT_LIMITS}, got {output_limits!r}")
@@ -349,5 +300,4 @@ def build_hypervolume(acq, posteriors: dict, systems: list, pending: np.ndarray 
                float(acq.channels[lim.channel].sign), float(lim.required))
         for lim in acq.limits)
     return Hypervolume(lower, upper, goals, tuple(acq.channels[c].output for c in goals),
-                       tuple(float(acq.channels[c].sign) for c in goals), weights,
-                       np.ascontiguousarray(known))
+                       tuple(float(acq.channels[c].sign) for c in goals), weights)

@@ -497,7 +497,6 @@ def _hypervolume_values(rule: str, acq, posteriors: dict, systems: list, X: np.n
 
     hv = build_hypervolume(acq, posteriors, systems, pending, noisy=rule == "nehvi",
                            output_limits=output_limits)
-    hv.condition(systems)
 
     def score(Xs):
         out = np.empty(len(Xs))
