@@ -165,6 +165,12 @@ BARK_ARMS: dict[str, dict] = {
     # mixture the converged runs stopped 0.001 above the optimum, where Sobo's reach it
     "bark_share_combo_ln_nei_b128": {**_COMBO_LN_NEI, "surrogate_specs": {
         **_COMBO_LN, "smooth_bins": 128}},
+    # bark_share_combo_ln_nei_known with the candidate moved within its grid cell to where the
+    # smooth part's continuous extension scores best (tie_break="smooth"): the mixture's
+    # converged runs and CrossCoupling's picks sit at a cell's centre, Sobo's at the optimum
+    # or on a bound
+    "bark_share_combo_ln_nei_known_tie": {**_COMBO_LN_NEI,
+                                          "acquisition_optimizer": {"tie_break": "smooth"}},
     # today's defaults (and the smooth share under qUCB) with the start's pair moves: on the
     # mixture their starts were the best random draws (the rows of "bark", "bark_share_ln")
     "bark_pair": {},

@@ -58,6 +58,9 @@ Methods (each a BoFire strategy behind ask(1)/tell, as in ``bo.py``):
   9afe771, where qNEHVI gave each sample its own front and took the front's measured points as
   known, as BoTorch's joint qNEHVI (reverted: not better, ``docs/results/multi-objective.md``);
   today this arm runs the library's qNEHVI, as ``BARK-NEHVI-LN-SmoothCat``.
+- ``BARK-NEHVI-LN-SmoothCat-Tie``: as ``BARK-NEHVI-LN-SmoothCat`` with ``tie_break="smooth"``:
+  on CrossCoupling that arm's picks sit inside the cells next to the bounds of ``t_res`` and
+  ``base_eq`` (a box's centre), where Mobo's sit on the bounds.
 - ``BARK-Chebyshev``: ``BARKStrategy(domain=..., seed=seed)``, the library's defaults (qUCB
   with random Chebyshev weights), the same settings as ``BARK-NEHVI`` but the rule.
 - ``Mobo``: ``MoboStrategy(domain=..., seed=seed)``, BoFire's defaults (qLogNEHVI, reference
@@ -167,14 +170,15 @@ DEFAULT_OUT = REPO / "results" / "mo"
 METHODS = ("BARK", "BARK-NEHVI", "BARK-NEHVI-LN", "BARK-NEHVI-PoF", "BARK-NEHVI-LN-PoF",
            "BARK-NEHVI-MoboRef", "BARK-NEHVI-LN-MoboRef", "BARK-NEHVI-LN-Far",
            "BARK-NEHVI-LN-Smooth", "BARK-NEHVI-LN-Smooth-Tie", "BARK-NEHVI-LN-SmoothCat",
-           "BARK-NEHVI-LN-SmoothCat-J", "BARK-Chebyshev", "Mobo", "Qparego", "Entmoot", "Random")
+           "BARK-NEHVI-LN-SmoothCat-J", "BARK-NEHVI-LN-SmoothCat-Tie", "BARK-Chebyshev", "Mobo",
+           "Qparego", "Entmoot", "Random")
 MO_BENCHMARKS = ("DTLZ2", "SnarBenchmark", "CrossCoupling", "Detergent")
 COLORS = {"BARK": "tab:green", "BARK-NEHVI": "tab:red", "BARK-NEHVI-LN": "tab:brown",
           "BARK-NEHVI-PoF": "tab:pink", "BARK-NEHVI-LN-PoF": "tab:cyan",
           "BARK-NEHVI-MoboRef": "salmon", "BARK-NEHVI-LN-MoboRef": "peru",
           "BARK-NEHVI-LN-Far": "goldenrod", "BARK-NEHVI-LN-Smooth": "olive",
           "BARK-NEHVI-LN-Smooth-Tie": "darkkhaki", "BARK-NEHVI-LN-SmoothCat": "yellowgreen",
-          "BARK-NEHVI-LN-SmoothCat-J": "darkgreen",
+          "BARK-NEHVI-LN-SmoothCat-J": "darkgreen", "BARK-NEHVI-LN-SmoothCat-Tie": "lime",
           "BARK-Chebyshev": "tab:olive",
           "Mobo": "tab:blue", "Qparego": "tab:purple",
           "Entmoot": "tab:orange", "Random": "tab:gray"}
@@ -428,11 +432,14 @@ def strategy_spec(method: str, domain, seed: int, cfg: MOConfig):
                                 surrogate_specs=BARKSettings(noise_prior="lognormal",
                                                              smooth_share=True),
                                 acquisition_optimizer=SearchSettings(tie_break=tie))
-        if method in ("BARK-NEHVI-LN-SmoothCat", "BARK-NEHVI-LN-SmoothCat-J"):
+        if method in ("BARK-NEHVI-LN-SmoothCat", "BARK-NEHVI-LN-SmoothCat-J",
+                      "BARK-NEHVI-LN-SmoothCat-Tie"):
+            tie = "smooth" if method.endswith("-Tie") else "none"
             return BARKStrategy(domain=domain, seed=seed, acquisition_function=qLogNEHVI(),
                                 surrogate_specs=BARKSettings(noise_prior="lognormal",
                                                              smooth_share=True,
-                                                             smooth_categories=True))
+                                                             smooth_categories=True),
+                                acquisition_optimizer=SearchSettings(tie_break=tie))
         if method == "BARK-Chebyshev":
             return BARKStrategy(domain=domain, seed=seed)
         if method == "Mobo":
