@@ -118,6 +118,9 @@ class BOConfig:
     # BARK's smooth share (BARKSettings.smooth_share, smooth_categories) by a rule over the
     # domain (smooth_settings): "off", "continuous" or "all"
     smooth: str = "off"
+    # BARK's acquisition function, by BoFire's type name ("qUCB": the library's default,
+    # beta 3.8416; "qLogNEI": Sobo's rule)
+    acquisition: str = "qUCB"
     out_dir: Path = field(default_factory=lambda: DEFAULT_OUT)
     runs: str = "runs"
 
@@ -214,7 +217,9 @@ def strategy_spec(method: str, domain, seed: int, cfg: BOConfig):
                                     burn_in=cfg.burn_in, split_prior=cfg.split_prior,
                                     noise_prior=cfg.noise_prior,
                                     **smooth_settings(cfg.smooth, domain))
-            return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings,
+            rule = {} if cfg.acquisition == "qUCB" else {
+                "acquisition_function": {"type": cfg.acquisition}}
+            return BARKStrategy(domain=domain, seed=seed, surrogate_specs=settings, **rule,
                                 time_limit=cfg.time_limit, n_start_points=cfg.n_start_points,
                                 solver=cfg.solver, max_time=cfg.max_time,
                                 extend_gap=cfg.extend_gap, tie_break=cfg.tie_break)
@@ -498,6 +503,7 @@ def check_settings(cfg: BOConfig, ignore: tuple[str, ...] = ()) -> dict:
         saved.setdefault("tie_break", "none")  # before the field: the search's point
         saved.setdefault("noise_prior", "inverse_gamma")  # before the field: BART's prior
         saved.setdefault("smooth", "off")  # before the field: no smooth share
+        saved.setdefault("acquisition", "qUCB")  # before the field: the library's default
         if saved != settings:
             differ = sorted(k for k in settings if saved.get(k) != settings[k])
             raise SystemExit(

@@ -17,6 +17,8 @@ median time of an ask.
     ... --out results/bo_lognormal --split-prior dirichlet --noise-prior lognormal
     ... --out results/bo_smooth --split-prior dirichlet --noise-prior lognormal \
         --smooth continuous
+    ... --out results/bo_nei --split-prior dirichlet --noise-prior lognormal --smooth all \
+        --acquisition qLogNEI
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ NEW_OUT = DEFAULT_OUT.parent / "bo_bnb"
 def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1,
         max_time: float | None = None, split_prior: str = "uniform",
         tie_break: str = "none", noise_prior: str = "inverse_gamma",
-        smooth: str = "off") -> None:
+        smooth: str = "off", acquisition: str = "qUCB") -> None:
     from benchmarks.bo import check_settings, run_study
     from bofire_bark.defaults import (
         DEFAULT_EXTEND_GAP,
@@ -49,7 +51,7 @@ def run(benchmarks, seeds, iterations: int, out: Path = NEW_OUT, n_jobs: int = 1
     cfg = BOConfig(n_iterations=iterations, time_limit=DEFAULT_TIME_LIMIT, out_dir=out,
                    solver="auto", max_time=DEFAULT_MAX_TIME if max_time is None else max_time,
                    extend_gap=DEFAULT_EXTEND_GAP, split_prior=split_prior, tie_break=tie_break,
-                   noise_prior=noise_prior, smooth=smooth)
+                   noise_prior=noise_prior, smooth=smooth, acquisition=acquisition)
     check_settings(cfg)
     run_study(list(benchmarks), ["BARK"], list(seeds), cfg, n_jobs=n_jobs)
 
@@ -127,6 +129,8 @@ def main(argv=None) -> None:
     parser.add_argument("--smooth", choices=["off", "continuous", "all"], default="off",
                         help="BARK's smooth share by a rule over the domain "
                         "(bo.smooth_settings)")
+    parser.add_argument("--acquisition", choices=["qUCB", "qLogNEI"], default="qUCB",
+                        help="BARK's acquisition function (BoFire's type; qUCB: the default)")
     parser.add_argument("--against", type=Path, default=None,
                         help="table: pair with another rerun folder instead of the SCIP-era "
                         "runs (written to comparison_vs_<its name>.md)")
@@ -136,7 +140,7 @@ def main(argv=None) -> None:
         with study_backend(args) as n_jobs:
             run(args.benchmarks, range(args.first_seed, args.first_seed + args.seeds),
                 args.iterations, args.out, n_jobs, args.max_time, args.split_prior,
-                args.tie_break, args.noise_prior, args.smooth)
+                args.tie_break, args.noise_prior, args.smooth, args.acquisition)
     from benchmarks.plots import embed
 
     if args.against is not None:
