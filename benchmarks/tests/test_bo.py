@@ -224,3 +224,16 @@ def test_tuning_benchmarks_run_by_name_only(cfg):
     df = bo.read_run(bo.run_path(cfg, "SVRBench", "Random", 0))
     assert list(df["iteration"]) == [0] * 30 + [1]
     assert set(df["h00"]) <= {"exclude", "include"} and np.isfinite(df["y"]).all()
+
+
+def test_bark_takes_the_study_rule_and_a_folder_records_it(cfg):
+    cfg.solver = "auto"  # bo_rerun's grid search: the MIP maximizes qUCB only
+    domain = bo.make_benchmark("DiscreteAckley").domain
+    default = bo.make_strategy("BARK", domain, 0, cfg)
+    assert type(default.acquisition_function).__name__ == "qUCB"
+    bo.check_settings(cfg)
+    cfg.acquisition = "qLogNEI"
+    nei = bo.make_strategy("BARK", domain, 0, cfg)
+    assert type(nei.acquisition_function).__name__ == "qLogNEI"
+    with pytest.raises(SystemExit, match="acquisition"):
+        bo.check_settings(cfg)
