@@ -2,10 +2,14 @@
 fit on the first ``--points`` measured rows of ``runs/reaction_synergy/<arm>/seed<k>``, its
 smooth share's samples and each categorical input's correlation between categories (with
 ``smooth_categories``), and the mean, sds and integrated UCB of every (solvent, catalyst)
-pair at the good conditions (the synergy pair is (THF, NiCl2)).
+pair at the good conditions (the synergy pair is (THF, NiCl2)); then, for the pair of the
+best measured yield, the same at other temperatures (how far the model trusts the continuous
+response it has seen). ``--gp`` adds, beside each, BoFire's ``MixedSingleTaskGPSurrogate``
+with its defaults (Sobo's model on these inputs) fitted to the same points: its mean and sd
+as BoFire's ``predict`` gives them.
 
     PYTHONPATH=. python -m benchmarks.synergy_fit [--arm bark_share_cat_ln] [--seed 0]
-        [--points 18]
+        [--points 18] [--gp]
 """
 
 from __future__ import annotations
@@ -20,7 +24,24 @@ from benchmarks import chem_suite, interaction
 INPUTS = ["solvent", "catalyst", "temperature", "residence_time", "equivalents"]
 
 
-def report(arm: str, seed: int, points: int) -> str:
+def gp_predictions(experiments: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sd at ``X`` of BoFire's ``MixedSingleTaskGPSurrogate`` (defaults) fitted to
+    ``experiments``."""
+    import bofire.surrogates.api as surrogates
+    import torch
+    from bofire.data_models.surrogates.api import MixedSingleTaskGPSurrogate
+
+    domain = interaction.ReactionSynergy().domain
+    torch.manual_seed(0)
+    model = surrogates.map(MixedSingleTaskGPSurrogate(inputs=domain.inputs,
+                                                      outputs=domain.outputs))
+    model.fit(experiments.assign(valid_yield=1))
+    pred = model.predict(X[INPUTS])
+    return pd.DataFrame({"gp_mean": pred["yield_pred"].to_numpy(),
+                         "gp_sd": pred["yield_sd"].to_numpy()}, index=X.index)
+
+
+def report(arm: str, seed: int, points: int, gp: bool = False) -> str:
     import bofire.strategies.api as strategies
 
     import bofire_bark  # noqa: F401 (registers BARK with BoFire)
@@ -48,7 +69,22 @@ def report(arm: str, seed: int, points: int) -> str:
     lines.append(f"noise variance (standardized): median {np.median(post.samples['sigma2']):.4f}")
     combos = interaction.combinations()
     table = interaction.combo_summary(post, space, combos, interaction.KAPPA)
-    lines.append(pd.concat([combos[["solvent", "catalyst"]], table.round(2)], axis=1)
+    tried = set(zip(rows.solvent, rows.catalyst, strict=True))
+    combos["tried"] = [(a, b) in tried for a, b in zip(combos.solvent, combos.catalyst,
+                                                         strict=True)]
+    best = rows.loc[rows.y.idxmax()]
+    probe = pd.DataFrame([{**interaction.GOOD, "solvent": best.solvent,
+                           "catalyst": best.catalyst, "temperature": t}
+                          for t in (55.0, 70.0, 85.0, 100.0, 115.0)])
+    probe_table = interaction.combo_summary(post, space, probe, interaction.KAPPA)
+    if gp:
+        table = table.join(gp_predictions(experiments, combos))
+        probe_table = probe_table.join(gp_predictions(experiments, probe))
+    lines.append(pd.concat([combos[["solvent", "catalyst", "tried"]], table.round(2)], axis=1)
+                 .to_string(index=False))
+    lines.append(f"the best measured pair ({best.solvent}, {best.catalyst}) at the good "
+                 "conditions but the temperature:")
+    lines.append(pd.concat([probe[["temperature"]], probe_table.round(2)], axis=1)
                  .to_string(index=False))
     return "\n".join(lines)
 
@@ -58,8 +94,10 @@ def main(argv=None) -> None:
     parser.add_argument("--arm", default="bark_share_cat_ln")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--points", type=int, default=18)
+    parser.add_argument("--gp", action="store_true",
+                        help="also BoFire's MixedSingleTaskGPSurrogate on the same points")
     args = parser.parse_args(argv)
-    print(report(args.arm, args.seed, args.points))
+    print(report(args.arm, args.seed, args.points, args.gp))
 
 
 if __name__ == "__main__":
