@@ -171,6 +171,11 @@ BARK_ARMS: dict[str, dict] = {
     # or on a bound
     "bark_share_combo_ln_nei_known_tie": {**_COMBO_LN_NEI,
                                           "acquisition_optimizer": {"tie_break": "smooth"}},
+    # the smooth share over the continuous inputs only (categories left to the trees) under
+    # qLogNEI: one response over the conditions shared by every (solvent, catalyst) pair, as
+    # the sum part of BoFire's mixed GP has it (docs/results/chemistry.md, synergy_fit --gp)
+    "bark_share_ln_nei": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"},
+                          "acquisition_function": {"type": "qLogNEI"}},
     # today's defaults (and the smooth share under qUCB) with the start's pair moves: on the
     # mixture their starts were the best random draws (the rows of "bark", "bark_share_ln")
     "bark_pair": {},
