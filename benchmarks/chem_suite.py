@@ -176,12 +176,6 @@ BARK_ARMS: dict[str, dict] = {
     # the sum part of BoFire's mixed GP has it (docs/results/chemistry.md, synergy_fit --gp)
     "bark_share_ln_nei": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"},
                           "acquisition_function": {"type": "qLogNEI"}},
-    # bark_share_combo_ln_nei_known with a smooth part over the conditions shared by every
-    # (solvent, catalyst) pair beside the per-pair product (smooth_shared 0.7: BoFire's
-    # mixed GP fitted to ReactionSynergy's first 20 points put 0.64-0.90 of its variance on
-    # the shared part; docs/results/chemistry.md)
-    "bark_share_combo_ln_nei_shared": {**_COMBO_LN_NEI, "surrogate_specs": {
-        **_COMBO_LN, "smooth_shared": 0.7}},
     # today's defaults (and the smooth share under qUCB) with the start's pair moves: on the
     # mixture their starts were the best random draws (the rows of "bark", "bark_share_ln")
     "bark_pair": {},

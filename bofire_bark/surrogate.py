@@ -47,7 +47,7 @@ def category_encoding(space: SplitSpace, d: int) -> np.ndarray | None:
 
 
 def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
-                  categories: bool = False, shared: float = 0.0) -> SmoothKernel:
+                  categories: bool = False) -> SmoothKernel:
     """The smooth share's kernel for a fit on encoded ``X``, outputs ``y``: every continuous
     input that can vary, one RBF length per column, and with ``categories`` every categorical
     input with two categories or more. An input with descriptors joins the RBF with one length
@@ -63,8 +63,7 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
     with two categories or more, by its descriptors or one-hot as BoFire's GP encodes it (also
     where the share leaves the categories out: fitted on the continuous coordinates alone, a
     category's effect reads as a fast wiggle and shrinks their lengths); with fewer than 3
-    points the prior's median lengths. ``shared``: ``SmoothKernel.shared`` (with
-    ``categories``)."""
+    points the prior's median lengths."""
     kinds, lower, upper = space.kinds, space.lower, space.upper
     cols = np.flatnonzero((kinds == CONTINUOUS) & (upper > lower))
     all_cats = np.flatnonzero((kinds == CATEGORICAL) & (space.n_values > 1))
@@ -111,7 +110,7 @@ def smooth_kernel(space: SplitSpace, X: np.ndarray, y: np.ndarray, n_bins: int,
             cat_d2[j, :len(t), :len(t)] = category_d2(t, lengths[at:at + t.shape[1]])
         at += fit_t.shape[1]
     return SmoothKernel(cols, lower[cols], upper[cols], lengths[:len(cols)], n_bins, cat_cols,
-                        cat_d2, shared if len(cat_cols) else 0.0)
+                        cat_d2)
 
 
 def log_outside_bounds(space: SplitSpace, X: np.ndarray) -> None:
@@ -207,8 +206,7 @@ class BARKSurrogate(Surrogate, TrainableSurrogate):
         start = time.perf_counter()
         warm = s.warm_start and self.chains is not None  # continue the chains
         # validation refuses smooth_share with prior_only
-        self.smooth = (smooth_kernel(self.space, Xe, y, s.smooth_bins, s.smooth_categories,
-                                     s.smooth_shared)
+        self.smooth = (smooth_kernel(self.space, Xe, y, s.smooth_bins, s.smooth_categories)
                        if s.smooth_share else None)
         sampled, table = 0, None
         with compiling("the fit", "engine"):

@@ -203,31 +203,3 @@ def test_a_categorys_effect_leaves_the_continuous_lengths_long(categories):
     y = (np.sin(3.0 * df.a) + df.b + 3.0 * df.c.map({"p": 0, "q": 1, "r": 2, "s": 0})).to_numpy()
     kernel = smooth_kernel(space, space.encode(df), y, 32, categories)
     assert np.all(kernel.lengths > 0.5)
-
-
-def test_a_shared_part_fits_dumps_and_loads_and_needs_the_categories():
-    """``smooth_shared`` w: the fitted kernel is w times the RBF over the continuous inputs
-    plus (1 - w) times its product with the categories (so points of different categories
-    correlate by w times the RBF), it survives a dump, a damaged weight is named, and it is
-    refused without ``smooth_categories``."""
-    import bofire.surrogates.api as surrogates
-
-    with pytest.raises(ValueError, match="smooth_shared: .*smooth_categories=True"):
-        BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True, smooth_shared=0.5)
-    dm = BARKSurrogate(inputs=INPUTS, outputs=OUTPUTS, smooth_share=True,
-                       smooth_categories=True, smooth_shared=0.5, **FAST)
-    model = surrogates.map(dm)
-    df = experiments()
-    model.fit(df)
-    kernel = model.posterior.smooth
-    assert kernel.shared == 0.5
-    U = kernel.coords(model.space.encode(df))
-    x, y = df.c.to_numpy() == "x", df.c.to_numpy() == "y"
-    rbf = np.exp(-0.5 * (((U[:, None, :2] - U[None, :, :2]) / kernel.lengths) ** 2).sum(-1))
-    np.testing.assert_allclose(kernel.gram(U, U)[np.ix_(x, y)],
-                               0.5 * rbf[np.ix_(x, y)] * (1.0 + np.exp(-SEPARATE)))
-    loaded = surrogates.map(dm)
-    loaded.loads(model.dumps())
-    assert loaded.posterior.smooth.shared == 0.5
-    pd.testing.assert_frame_equal(loaded.predict(df), model.predict(df))
-    assert_damage_named(dm, model.dumps(), {"smooth_shared": 1.5})

@@ -135,12 +135,6 @@ class BARKSettings(BaseModel):
             "the same category and 0 otherwise, so an untried combination of categories keeps "
             "the smooth part's full variance. A domain with categorical inputs and no "
             "continuous one can then have a smooth share."))
-    smooth_shared: Annotated[float, Field(ge=0.0, lt=1.0, description=(
-        "With smooth_categories (experimental): the weight w of an RBF over the continuous "
-        "inputs alone in the smooth part, beside (1 - w) times its product with the "
-        "categorical factors: one response over the conditions shared by every combination "
-        "of categories, and each combination's own part, as the sum and product of BoFire's "
-        "MixedSingleTaskGPSurrogate (0: the product only)."))] = 0.0
     prior_only: bool = Field(
         default=False, description="Draw forests from the prior without MCMC (BARKPrior).")
     seed: Annotated[int, Field(ge=0)] | None = None
@@ -156,10 +150,6 @@ def check_smooth_share(settings: BARKSettings, inputs) -> None:
     if settings.smooth_categories and not settings.smooth_share:
         raise ValueError("smooth_categories: extends the smooth share's kernel; set "
                          "smooth_share=True too")
-    if settings.smooth_shared > 0.0 and not settings.smooth_categories:
-        raise ValueError("smooth_shared: weighs a part shared across the categorical inputs "
-                         "of the smooth share; set smooth_share=True and "
-                         "smooth_categories=True too")
     if not settings.smooth_share:
         return
     categorical = settings.smooth_categories and any(

@@ -29,10 +29,7 @@ category's code and contributes a table, k_rbf(u, u') = exp(-sum_j (u_j - u'_j)^
 the length-scaled encoding the surrogate chose (one-hot or descriptors, as BoFire's GP encodes
 them). A product kernel: an untried pair of categories is only as correlated with the tried
 pairs as each category is with the others, which a forest, adding up the trees of each input,
-is not. With ``shared`` = w > 0 the smooth part is w k_rbf over the binned coordinates alone
-plus (1 - w) times that product: the sum and product of BoFire's mixed GP
-(``MixedSingleTaskGPSurrogate``), where the response over the continuous inputs is one for
-every combination of categories and the combination adds its own part (still k(x, x) = 1).
+is not.
 
 Prediction at x (``SmoothSystem``): with k_n(x) = (1 - s) c_n(x) / m + s k_rbf(u(x), u_n),
 c_n(x) the number of trees where x shares X_n's leaf, mean = k^T K^-1 y and latent variance
@@ -84,8 +81,6 @@ class SmoothKernel:
         cat_cols: (Dc,) int64 encoded columns of the categorical coordinates (none by default).
         cat_d2: (Dc, C, C) per categorical coordinate, half the squared scaled distance of
             codes a and b (symmetric, zero diagonal; C at least each input's number of codes).
-        shared: weight in [0, 1) of the RBF over the binned coordinates alone beside the
-            product over all of them (0: the product only).
     At least one coordinate of either kind.
     """
 
@@ -96,12 +91,8 @@ class SmoothKernel:
     n_bins: int = DEFAULT_BINS
     cat_cols: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     cat_d2: np.ndarray = field(default_factory=lambda: np.zeros((0, 1, 1)))
-    shared: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shared", float(self.shared))
-        if not 0.0 <= self.shared < 1.0:
-            raise ValueError(f"SmoothKernel: shared must be in [0, 1), got {self.shared}")
         for name in ("cols", "lower", "upper", "lengths", "cat_cols", "cat_d2"):
             dtype = np.int64 if name.endswith("cols") else np.float64
             object.__setattr__(self, name, np.ascontiguousarray(getattr(self, name), dtype))
@@ -167,13 +158,10 @@ class SmoothKernel:
         """k_rbf between smooth coordinates (n1, Ds + Dc) and (n2, Ds + Dc): (n1, n2)."""
         ds = len(self.cols)
         d2 = (((U1[:, None, :ds] - U2[None, :, :ds]) / self.lengths) ** 2).sum(axis=-1) * 0.5
-        binned = np.exp(-d2) if self.shared > 0.0 else None
         for j in range(len(self.cat_cols)):
             d2 += self.cat_d2[j][np.ix_(U1[:, ds + j].astype(np.int64),
                                         U2[:, ds + j].astype(np.int64))]
-        if binned is None:
-            return np.exp(-d2)
-        return self.shared * binned + (1.0 - self.shared) * np.exp(-d2)
+        return np.exp(-d2)
 
 
 # cat_d2 between two categories a smooth part keeps apart (a plain categorical input's): the

@@ -58,8 +58,6 @@ def dumps(posterior: Posterior, n_fits: int) -> str:
         arrays.update(smooth_cols=k.cols, smooth_lower=k.lower, smooth_upper=k.upper,
                       smooth_lengths=k.lengths, smooth_bins=np.array([k.n_bins], np.int64),
                       smooth_cat_cols=k.cat_cols, smooth_cat_d2=k.cat_d2)
-        if k.shared > 0.0:  # dumps of the product-only kernel stay as they were
-            arrays.update(smooth_shared=np.array([k.shared]))
     for c, chain in enumerate(posterior.chains or []):
         for k in FOREST_KEYS:
             arrays[f"chain{c}_{k}"] = chain.forest[k]
@@ -107,7 +105,6 @@ def loads(text, space, settings: MCMCSettings, n_chains: int, n_samples: int,
         expected |= {f"smooth_{k}" for k in SMOOTH_KEYS} | {"sample_smooth_share"}
         # dumps written before categorical coordinates existed have no tables: none then
         expected |= {f"smooth_{k}" for k in SMOOTH_CAT_KEYS if "smooth_cat_cols" in arrays}
-        expected |= {"smooth_shared"} & set(arrays)
         expected |= {f"chain{c}_share" for c in chain_ids}
     missing = sorted(expected - set(arrays))
     extra = sorted(set(arrays) - expected)
@@ -216,12 +213,8 @@ def _smooth_kernel(arrays, space) -> SmoothKernel:
                              "column, over all its categories")
     if not d + len(cat_cols):
         raise ValueError("dump arrays smooth_cols, smooth_cat_cols: expected a column")
-    shared = (_array(arrays, "smooth_shared", np.float64, 1, (1,))[0]
-              if "smooth_shared" in arrays else 0.0)
-    if not 0.0 <= shared < 1.0:
-        raise ValueError(f"dump array smooth_shared: expected a weight in [0, 1), got {shared}")
     try:
-        return SmoothKernel(cols, lower, upper, lengths, int(bins[0]), cat_cols, cat_d2, shared)
+        return SmoothKernel(cols, lower, upper, lengths, int(bins[0]), cat_cols, cat_d2)
     except ValueError as err:
         raise ValueError(f"dump array smooth_cat_d2: {err}") from None
 

@@ -58,8 +58,6 @@ def test_bins_put_an_edge_in_the_left_bin():
 
 
 def test_categorical_coordinates_multiply_the_rbf_by_their_tables():
-    """The product over coordinates; with ``shared`` w, w times the binned RBF alone plus
-    (1 - w) times the product (prior variance still 1)."""
     _, X, _, kernel = problem(12, kind="binned and categorical")
     U = kernel.coords(X)
     np.testing.assert_array_equal(U[:, 2], X[:, 2])
@@ -70,12 +68,6 @@ def test_categorical_coordinates_multiply_the_rbf_by_their_tables():
     np.testing.assert_allclose(kernel.gram(U, U), rbf * np.exp(-d2), rtol=1e-12)
     only = problem(12, kind="categorical only")[3]
     np.testing.assert_allclose(only.gram(only.coords(X), only.coords(X)), np.exp(-d2))
-    shared = dataclasses.replace(kernel, shared=0.3)
-    np.testing.assert_allclose(shared.gram(U, U), 0.3 * rbf + 0.7 * rbf * np.exp(-d2),
-                               rtol=1e-12)
-    np.testing.assert_allclose(np.diag(shared.gram(U, U)), 1.0)
-    with pytest.raises(ValueError, match="shared"):
-        dataclasses.replace(kernel, shared=1.0)
     with pytest.raises(ValueError, match="cat_d2"):
         SmoothKernel(cols=[0], lower=[0.0], upper=[1.0], lengths=[1.0],
                      cat_cols=[2], cat_d2=-CAT_D2)

@@ -33,12 +33,11 @@ KAPPA = 1.96
 
 
 def smooth_posterior(post, box, cols, lengths, n_bins, seed=0, lower=None, upper=None,
-                     cat_cols=(), encodings=(), shared=0.0):
+                     cat_cols=(), encodings=()):
     """``post`` with a smooth share on the continuous columns ``cols`` (random shares in
     (0.2, 0.9), one per sample: the trees need not have been sampled under it), scaled by the
     box's bounds or by ``lower``, ``upper``; and on the categorical columns ``cat_cols``, each
-    with an (encoding, lengths) pair of ``encodings`` (``engine.smooth.category_d2``);
-    ``shared``: ``SmoothKernel.shared``."""
+    with an (encoding, lengths) pair of ``encodings`` (``engine.smooth.category_d2``)."""
     S = len(post.samples["sigma2"])
     samples = dict(post.samples)
     samples["smooth_share"] = np.random.default_rng(seed).uniform(0.2, 0.9, S)
@@ -50,8 +49,7 @@ def smooth_posterior(post, box, cols, lengths, n_bins, seed=0, lower=None, upper
     kernel = SmoothKernel(cols=cols, lower=box.lower[cols] if lower is None else lower,
                           upper=box.upper[cols] if upper is None else upper,
                           lengths=np.asarray(lengths, dtype=np.float64), n_bins=n_bins,
-                          cat_cols=np.asarray(cat_cols, dtype=np.int64), cat_d2=cat_d2,
-                          shared=shared)
+                          cat_cols=np.asarray(cat_cols, dtype=np.int64), cat_d2=cat_d2)
     return dataclasses.replace(post, samples=samples, smooth=kernel)
 
 
@@ -85,17 +83,15 @@ def _make(case):
     (cont1, cont3, mixed), with a one-hot categorical one (mixed_cat), with a descriptor and a
     plain one whose categories the smooth part keeps apart as the library does
     (``surrogate.SEPARATE``: one-hot at lengths 40^-1/2) (cat2), or those two alone (cat_only:
-    no binned coordinate); cat2_shared: cat2 with a part over the binned coordinate shared
-    by every pair of categories (``SmoothKernel.shared``)."""
-    if case in ("cat2", "cat_only", "cat2_shared"):
+    no binned coordinate)."""
+    if case in ("cat2", "cat_only"):
         domain = cat_domain()
         space, post = fit(domain, lambda X: np.sin(4 * X[:, 0]) + 0.4 * X[:, 1]
                           - 0.6 * (X[:, 2] == 2), n=14, n_trees=4, seed=3)
-        cols, lengths = ([], []) if case == "cat_only" else ([0], [0.3])
+        cols, lengths = ([0], [0.3]) if case == "cat2" else ([], [])
         return domain, space, smooth_posterior(
             post, _box(domain, space, post), cols, lengths, 4, seed=3, cat_cols=[1, 2],
-            encodings=[_descriptors(5, 2, seed=7), (np.eye(3), [SEPARATE ** -0.5] * 3)],
-            shared=0.4 if case == "cat2_shared" else 0.0)
+            encodings=[_descriptors(5, 2, seed=7), (np.eye(3), [SEPARATE ** -0.5] * 3)])
     if case == "mixed_cat":
         domain = mixed_domain()
         space, post = fit(domain, lambda X: np.sin(3 * X[:, 0]) + X[:, 1] * (X[:, 3] == 1),
@@ -122,7 +118,7 @@ def _make(case):
                                            [0.3, 0.5], 5, seed=2)
 
 
-CAT_CASES = ["mixed_cat", "cat2", "cat_only", "cat2_shared"]
+CAT_CASES = ["mixed_cat", "cat2", "cat_only"]
 
 
 @pytest.fixture(scope="module", params=["cont1", "cont3", "mixed", *CAT_CASES])
@@ -260,7 +256,6 @@ def _mean_bound(grid, post, lo, hi, cat, broken=None):
     if broken == "bins":
         rbf_hi, rbf_lo = rbf_lo, rbf_hi
     A = kernel.codes(post.X)
-    binned_hi, binned_lo = rbf_hi, rbf_lo
     for c, col in enumerate(kernel.cat_cols):
         # factor of point n over the box's codes a: exp(-cat_d2[c, a, a_n])
         F = np.exp(-kernel.cat_d2[c][np.ix_(_codes(cat[col]), A[:, c])])
@@ -268,9 +263,6 @@ def _mean_bound(grid, post, lo, hi, cat, broken=None):
         if broken == "codes":
             f_hi, f_lo = f_lo, f_hi
         rbf_hi, rbf_lo = rbf_hi * f_hi, rbf_lo * f_lo
-    if kernel.shared > 0.0:
-        rbf_hi = kernel.shared * binned_hi + (1.0 - kernel.shared) * rbf_hi
-        rbf_lo = kernel.shared * binned_lo + (1.0 - kernel.shared) * rbf_lo
     total = 0.0
     for s in range(len(bm.s_weight)):
         mu = 0.0

@@ -319,8 +319,7 @@ def _code_range(cf, cat, fmax, fmin):
 def _smooth_range(sm, box_lo, box_hi, box_cat, rmax, rmin):
     """Each point's RBF to the box's smooth coordinates: its largest (nearest bin centre or
     code per coordinate) and smallest (farthest) value into ``wk.rmax``, ``wk.rmin`` (the RBF
-    is a product over coordinates and the box's bins and codes a product of ranges; with a
-    shared part, ``SmoothKernel.shared``, a weighted sum of two such products). True
+    is a product over coordinates and the box's bins and codes a product of ranges). True
     when the box lies in one bin of every binned coordinate and allows one code of every
     categorical one (then rmax = rmin, the exact RBF). ``sm``: the ``BoundModel``'s
     ``SmoothModel``.
@@ -350,12 +349,6 @@ def _smooth_range(sm, box_lo, box_hi, box_cat, rmax, rmin):
     if sm.feat.shape[0] > ds:
         fmax = np.empty(sm.cf.shape[2])
         fmin = np.empty(sm.cf.shape[2])
-        # with a shared part, w rbf_binned + (1 - w) rbf_binned prod_c factor_c: the binned
-        # ranges kept, the categorical product's ranges apart (every factor is >= 0, so each
-        # term's range bounds the sum's)
-        shared = sm.shared
-        bmax = rmax.copy()
-        bmin = rmin.copy()
         for c in range(sm.feat.shape[0] - ds):
             # a point of code b: its factor over the box's codes a spans [fmin[b], fmax[b]]
             if _code_range(sm.cf[c], box_cat[sm.feat[ds + c]], fmax, fmin) != 1:
@@ -364,10 +357,6 @@ def _smooth_range(sm, box_lo, box_hi, box_cat, rmax, rmin):
                 b = ubin[n, ds + c]
                 rmax[n] *= fmax[b]
                 rmin[n] *= fmin[b]
-        if shared > 0.0:
-            for n in range(rmax.shape[0]):
-                rmax[n] = shared * bmax[n] + (1.0 - shared) * rmax[n]
-                rmin[n] = shared * bmin[n] + (1.0 - shared) * rmin[n]
     return decided
 
 

@@ -30,8 +30,7 @@ class SmoothModel(NamedTuple):
     cell of a binned coordinate; ``tree_u`` (Ds + Dc,) one more tree of the node arrays per
     coordinate, which no sample holds: splits at the bin edges, or categorical splits that
     halve the allowed codes down to one (so a box spanning several bins or codes has
-    undecided splits there and is cut at them); ``shared`` the kernel's weight of the RBF over
-    the binned coordinates alone (``SmoothKernel.shared``)."""
+    undecided splits there and is cut at them)."""
 
     share: np.ndarray
     alpha: np.ndarray
@@ -41,7 +40,6 @@ class SmoothModel(NamedTuple):
     feat: np.ndarray
     cbin: np.ndarray
     tree_u: np.ndarray
-    shared: float
 
 
 class BoundModel(NamedTuple):
@@ -530,7 +528,7 @@ def _smooth_model(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -
     if kernel is None:
         return SmoothModel(np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0), np.int64),
                            np.zeros((0, 0)), np.zeros((0, 1, 1)), np.zeros(0, np.int64),
-                           np.zeros((0, 0), np.int64), np.zeros(0, np.int64), 0.0)
+                           np.zeros((0, 0), np.int64), np.zeros(0, np.int64))
     ds, nb = len(kernel.cols), int(kernel.n_bins)
     dist = np.arange(nb) / nb
     sm_f = np.exp(-0.5 * (dist[None, :] / kernel.lengths[:, None]) ** 2)
@@ -548,5 +546,4 @@ def _smooth_model(kernel, box, thresholds, Xa, shares, sm_alpha, n_trees: int) -
                            (kernel.bins(Xa), kernel.codes(Xa)), axis=1), np.int64),
                        np.ascontiguousarray(sm_f), np.ascontiguousarray(np.exp(-kernel.cat_d2)),
                        np.concatenate((kernel.cols, kernel.cat_cols)).astype(np.int64), sm_cbin,
-                       np.arange(n_trees, n_trees + kernel.n_coords, dtype=np.int64),
-                       float(kernel.shared))
+                       np.arange(n_trees, n_trees + kernel.n_coords, dtype=np.int64))
