@@ -181,6 +181,9 @@ BARK_ARMS: dict[str, dict] = {
     "bark_pair": {},
     "bark_share_ln_pair": {"surrogate_specs": {"smooth_share": True, "noise_prior": "lognormal"}},
 }
+# (``runs/reaction_synergy/bark_share_combo_ln_nei_shared``: bark_share_combo_ln_nei_known
+# with ``smooth_shared=0.7``, a smooth part over the conditions shared by every pair beside
+# the per-pair product, run at commit dc653b5 and reverted; read here like any other arm.)
 # (``runs/max/bark_smooth``: the arm of branch ``smooth-kernel``, whose engine fits a smooth
 # share of the kernel; run from a checkout of that branch, read here like any other arm.)
 BASELINES = ("sobo", "random")
