@@ -24,9 +24,9 @@ from benchmarks import chem_suite, interaction
 INPUTS = ["solvent", "catalyst", "temperature", "residence_time", "equivalents"]
 
 
-def gp_predictions(experiments: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
-    """Mean and sd at ``X`` of BoFire's ``MixedSingleTaskGPSurrogate`` (defaults) fitted to
-    ``experiments``."""
+def gp_predictions(experiments: pd.DataFrame, *frames: pd.DataFrame) -> list[pd.DataFrame]:
+    """Mean and sd at the rows of each of ``frames`` of BoFire's
+    ``MixedSingleTaskGPSurrogate`` (defaults) fitted once to ``experiments``."""
     import bofire.surrogates.api as surrogates
     import torch
     from bofire.data_models.surrogates.api import MixedSingleTaskGPSurrogate
@@ -36,9 +36,12 @@ def gp_predictions(experiments: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
     model = surrogates.map(MixedSingleTaskGPSurrogate(inputs=domain.inputs,
                                                       outputs=domain.outputs))
     model.fit(experiments.assign(valid_yield=1))
-    pred = model.predict(X[INPUTS])
-    return pd.DataFrame({"gp_mean": pred["yield_pred"].to_numpy(),
-                         "gp_sd": pred["yield_sd"].to_numpy()}, index=X.index)
+    out = []
+    for X in frames:
+        pred = model.predict(X[INPUTS])
+        out.append(pd.DataFrame({"gp_mean": pred["yield_pred"].to_numpy(),
+                                 "gp_sd": pred["yield_sd"].to_numpy()}, index=X.index))
+    return out
 
 
 def report(arm: str, seed: int, points: int, gp: bool = False) -> str:
@@ -78,8 +81,8 @@ def report(arm: str, seed: int, points: int, gp: bool = False) -> str:
                           for t in (55.0, 70.0, 85.0, 100.0, 115.0)])
     probe_table = interaction.combo_summary(post, space, probe, interaction.KAPPA)
     if gp:
-        table = table.join(gp_predictions(experiments, combos))
-        probe_table = probe_table.join(gp_predictions(experiments, probe))
+        at_combos, at_probe = gp_predictions(experiments, combos, probe)
+        table, probe_table = table.join(at_combos), probe_table.join(at_probe)
     lines.append(pd.concat([combos[["solvent", "catalyst", "tried"]], table.round(2)], axis=1)
                  .to_string(index=False))
     lines.append(f"the best measured pair ({best.solvent}, {best.catalyst}) at the good "
